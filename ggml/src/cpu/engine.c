@@ -1,0 +1,303 @@
+// engine.c - runs a graph's nodes on the CPU kernels with a thread pool.
+//
+// All threads of a compute walk the node list together. For each node that is not a view, the
+// kernel's n_tasks picks how many threads take part (nt); threads with ith >= nt skip the kernel.
+// After each node every thread meets at the graph barrier, so the next node sees complete inputs.
+// Kernels that need phases synchronise their nt threads with ggml_cpu_barrier (a second barrier,
+// so threads that skipped the node and wait at the graph barrier never mix with them).
+
+#include "engine.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+static bool ggml_x_engine_is_view(enum ggml_op op) {
+    return op == GGML_OP_NONE || op == GGML_OP_RESHAPE || op == GGML_OP_VIEW ||
+           op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
+}
+
+static int ggml_x_engine_n_tasks(const struct ggml_cpu_op * op, const struct ggml_tensor * node, int n_threads) {
+    if (op->n_tasks == NULL || n_threads <= 1) {
+        return n_threads;
+    }
+    const int nt = op->n_tasks(node, n_threads);
+    return nt < 1 ? 1 : (nt > n_threads ? n_threads : nt);
+}
+
+static size_t ggml_x_engine_node_work(const struct ggml_cpu_op * op, const struct ggml_tensor * node, int n_threads) {
+    return op->work_size != NULL ? op->work_size(node, n_threads) : 0;
+}
+
+size_t ggml_x_cpu_graph_work_size(const struct ggml_cgraph * g, int n_threads) {
+    if (g == NULL) {
+        return 0;
+    }
+    if (n_threads < 1) {
+        n_threads = 1;
+    }
+    size_t max = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct ggml_tensor * node = g->nodes[i];
+        if (node == NULL || ggml_x_engine_is_view(node->op)) {
+            continue;
+        }
+        const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);
+        if (op->forward == NULL) {
+            continue;
+        }
+        const size_t w = ggml_x_engine_node_work(op, node, n_threads);
+        max = w > max ? w : max;
+    }
+    if (max > 0) {
+        // room for kernels that align per-thread slices to cache lines
+        max += (size_t) GGML_X_CACHE_LINE * (size_t) (n_threads - 1);
+    }
+    return max;
+}
+
+// Checks everything that would make a kernel fail or crash. Returns the index of the last node to
+// compute (-1: nothing to compute), or -2 after reporting an error.
+static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct ggml_cgraph * g,
+                               int n_threads, const void * work, size_t work_size) {
+    char shape[96];
+    int last = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct ggml_tensor * node = g->nodes[i];
+        if (node == NULL) {
+            ggml_x_error(err_ctx, "ggml_graph_compute: node %d is NULL", i);
+            return -2;
+        }
+        if (ggml_x_engine_is_view(node->op)) {
+            continue;
+        }
+        if ((int) node->op < 0 || node->op >= GGML_OP_COUNT) {
+            ggml_x_error(err_ctx, "ggml_graph_compute: node %d ('%s') has an invalid op (%d)", i, node->name,
+                         (int) node->op);
+            return -2;
+        }
+        const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);
+        if (op->forward == NULL) {
+            ggml_x_error(err_ctx, "ggml_graph_compute: no CPU kernel for op %s (node %d '%s')",
+                         ggml_op_desc(node), i, node->name);
+            return -2;
+        }
+        if (op->supports != NULL && !op->supports(node)) {
+            ggml_x_error(err_ctx, "ggml_graph_compute: the CPU kernel of %s does not support node %d '%s' (%s %s)",
+                         ggml_op_desc(node), i, node->name, ggml_type_name(node->type),
+                         ggml_x_shape_str(node, shape, sizeof(shape)));
+            return -2;
+        }
+        if (node->data == NULL) {
+            ggml_x_error(err_ctx, "ggml_graph_compute: node %d '%s' (%s) has no data (not allocated)", i,
+                         node->name, ggml_op_desc(node));
+            return -2;
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            const struct ggml_tensor * src = node->src[j];
+            if (src != NULL && src->data == NULL) {
+                ggml_x_error(err_ctx, "ggml_graph_compute: source %d '%s' of node %d '%s' (%s) has no data (not allocated)",
+                             j, src->name, i, node->name, ggml_op_desc(node));
+                return -2;
+            }
+        }
+        const size_t need = ggml_x_engine_node_work(op, node, n_threads);
+        if (need > 0 && (work == NULL || need > work_size)) {
+            ggml_x_error(err_ctx, "ggml_graph_compute: node %d '%s' (%s) needs %zu bytes of work memory, the plan has %zu%s",
+                         i, node->name, ggml_op_desc(node), need, work_size,
+                         work == NULL ? " (work_data is NULL)" : "");
+            return -2;
+        }
+        last = i;
+    }
+    return last;
+}
+
+// ---------------------------------------------------------------------------------------------
+// compute
+
+struct ggml_x_compute {
+    struct ggml_cpu_barrier node_barrier;  // the nt threads of one node (ggml_cpu_barrier)
+    struct ggml_cpu_barrier graph_barrier; // all threads, between nodes
+
+    struct ggml_cgraph * g;
+    int last; // index of the last node to compute
+    void * work;
+    size_t work_size;
+    bool (*abort_cb)(void * data);
+    void * abort_data;
+    _Atomic int aborted;
+};
+
+static void ggml_x_compute_thread(void * arg, int ith, int nth) {
+    struct ggml_x_compute * st = arg;
+    struct ggml_tensor ** nodes = st->g->nodes;
+    const int last = st->last;
+
+    struct ggml_cpu_ctx cc = {
+        .ith     = ith,
+        .nth     = nth,
+        .wsize   = st->work_size,
+        .wdata   = st->work,
+        .barrier = &st->node_barrier,
+    };
+
+    for (int i = 0; i <= last; i++) {
+        struct ggml_tensor * node = nodes[i];
+        if (ggml_x_engine_is_view(node->op)) {
+            continue;
+        }
+        const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);
+        const int nt = ggml_x_engine_n_tasks(op, node, nth);
+        if (ith < nt) {
+            cc.nth = nt;
+            op->forward(&cc, node);
+        }
+        if (i == last) {
+            break; // the pool waits for every thread anyway
+        }
+        if (ith == 0 && st->abort_cb != NULL && st->abort_cb(st->abort_data)) {
+            atomic_store_explicit(&st->aborted, 1, memory_order_relaxed);
+        }
+        if (nth > 1) {
+            ggml_x_barrier_wait(&st->graph_barrier, nth);
+        }
+        if (atomic_load_explicit(&st->aborted, memory_order_relaxed)) {
+            break;
+        }
+    }
+}
+
+// err_ctx: whose recoverable mode applies to errors (NULL: the calling thread's)
+static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct ggml_x_threadpool * pool,
+                                  struct ggml_cgraph * g, int n_threads, void * work, size_t work_size,
+                                  bool (*abort_cb)(void *), void * abort_data) {
+    if (g == NULL) {
+        ggml_x_error(err_ctx, "ggml_graph_compute: cgraph is NULL");
+        return false;
+    }
+    if (n_threads < 1) {
+        ggml_x_error(err_ctx, "ggml_graph_compute: n_threads (%d) must be at least 1", n_threads);
+        return false;
+    }
+    if (g->n_nodes > 0 && g->nodes == NULL) {
+        ggml_x_error(err_ctx, "ggml_graph_compute: cgraph has %d nodes but no node array", g->n_nodes);
+        return false;
+    }
+    const int last = ggml_x_engine_check(err_ctx, g, n_threads, work, work_size);
+    if (last == -2) {
+        return false;
+    }
+    if (abort_cb != NULL && abort_cb(abort_data)) {
+        return false;
+    }
+    if (last < 0) {
+        return true;
+    }
+
+    struct ggml_x_compute st = {
+        .g          = g,
+        .last       = last,
+        .work       = work,
+        .work_size  = work_size,
+        .abort_cb   = abort_cb,
+        .abort_data = abort_data,
+    };
+    ggml_x_barrier_init(&st.node_barrier);
+    ggml_x_barrier_init(&st.graph_barrier);
+    atomic_init(&st.aborted, 0);
+
+    ggml_x_threadpool_run(pool, n_threads, ggml_x_compute_thread, &st);
+
+    ggml_x_barrier_destroy(&st.node_barrier);
+    ggml_x_barrier_destroy(&st.graph_barrier);
+    return atomic_load(&st.aborted) == 0;
+}
+
+bool ggml_x_cpu_graph_compute(struct ggml_x_threadpool * pool, struct ggml_cgraph * g, int n_threads,
+                              void * work, size_t work_size,
+                              bool (*abort_cb)(void * data), void * abort_data) {
+    return ggml_x_engine_compute(NULL, pool, g, n_threads, work, work_size, abort_cb, abort_data);
+}
+
+// ---------------------------------------------------------------------------------------------
+// public API with the process-wide default pool
+
+static pthread_mutex_t ggml_x_default_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ggml_x_threadpool * ggml_x_default_pool; // created on first use, lives until exit
+
+static bool ggml_x_default_compute(const struct ggml_context * err_ctx, struct ggml_cgraph * g, int n_threads,
+                                   void * work, size_t work_size, bool (*abort_cb)(void *), void * abort_data) {
+    if (ggml_x_threadpool_in_run()) {
+        // a kernel computing a nested graph: the default pool may be the one running it
+        return ggml_x_engine_compute(err_ctx, NULL, g, n_threads, work, work_size, abort_cb, abort_data);
+    }
+    pthread_mutex_lock(&ggml_x_default_pool_lock);
+    if (ggml_x_default_pool == NULL && n_threads > 1) {
+        ggml_x_default_pool = ggml_x_threadpool_new(1); // grows on demand in run
+    }
+    const bool ok = ggml_x_engine_compute(err_ctx, ggml_x_default_pool, g, n_threads, work, work_size,
+                                          abort_cb, abort_data);
+    pthread_mutex_unlock(&ggml_x_default_pool_lock);
+    return ok;
+}
+
+struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * cgraph, int n_threads) {
+    struct ggml_cplan plan;
+    memset(&plan, 0, sizeof(plan));
+    if (n_threads <= 0) {
+        n_threads = GGML_DEFAULT_N_THREADS;
+    }
+    plan.n_threads = n_threads;
+    if (cgraph == NULL) {
+        ggml_x_error(NULL, "ggml_graph_plan: cgraph is NULL");
+        return plan;
+    }
+    plan.work_size = ggml_x_cpu_graph_work_size(cgraph, n_threads);
+    return plan;
+}
+
+int ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan) {
+    if (cplan == NULL) {
+        ggml_x_error(NULL, "ggml_graph_compute: cplan is NULL");
+        return GGML_EXIT_ABORTED;
+    }
+    if (cplan->work_size > 0 && cplan->work_data == NULL) {
+        ggml_x_error(NULL, "ggml_graph_compute: cplan->work_size is %zu but cplan->work_data is NULL",
+                     cplan->work_size);
+        return GGML_EXIT_ABORTED;
+    }
+    const bool ok = ggml_x_default_compute(NULL, cgraph, cplan->n_threads, cplan->work_data, cplan->work_size,
+                                           cplan->abort_callback, cplan->abort_callback_data);
+    return ok ? GGML_EXIT_SUCCESS : GGML_EXIT_ABORTED;
+}
+
+void ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * cgraph, int n_threads) {
+    if (ctx == NULL) {
+        ggml_x_error(NULL, "ggml_graph_compute_with_ctx: ctx is NULL");
+        return;
+    }
+    if (cgraph == NULL) {
+        ggml_x_error(ctx, "ggml_graph_compute_with_ctx: cgraph is NULL");
+        return;
+    }
+    if (n_threads <= 0) {
+        n_threads = GGML_DEFAULT_N_THREADS;
+    }
+    const size_t work_size = ggml_x_cpu_graph_work_size(cgraph, n_threads);
+    void * work = NULL;
+    if (work_size > 0) {
+        // the work memory comes from ctx's arena, also when ctx holds metadata only
+        const bool no_alloc = ggml_get_no_alloc(ctx);
+        ggml_set_no_alloc(ctx, false);
+        struct ggml_tensor * buf = ggml_new_tensor_1d(ctx, GGML_TYPE_I8, (int64_t) work_size);
+        ggml_set_no_alloc(ctx, no_alloc);
+        if (buf == NULL) {
+            return; // reported by ggml_new_tensor_1d
+        }
+        work = buf->data;
+    }
+    ggml_x_default_compute(ctx, cgraph, n_threads, work, work_size, NULL, NULL);
+}
