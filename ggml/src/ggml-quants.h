@@ -63,7 +63,8 @@ typedef struct {
     float  s; // d * sum(qs)
     int8_t qs[QK8_1];
 } block_q8_1;
-static_assert(sizeof(block_q8_1) == 36, "block_q8_1 size");
+// FORMATS.md lists 36 bytes but also d:f32, s:f32 (4 + 4 + 32 = 40): the reference block is 40 bytes
+static_assert(sizeof(block_q8_1) == 40, "block_q8_1 size");
 
 typedef struct {
     uint8_t     scales[QK_K / 16]; // low nibble scale, high nibble min

@@ -53,7 +53,7 @@ static ggml_type_traits_t ggml_x_traits[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q5_0]    = { .type_name = "q5_0",    .blck_size = 32,  .type_size = 22,  .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_0 },
     [GGML_TYPE_Q5_1]    = { .type_name = "q5_1",    .blck_size = 32,  .type_size = 24,  .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_1 },
     [GGML_TYPE_Q8_0]    = { .type_name = "q8_0",    .blck_size = 32,  .type_size = 34,  .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_0 },
-    [GGML_TYPE_Q8_1]    = { .type_name = "q8_1",    .blck_size = 32,  .type_size = 36,  .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_1 },
+    [GGML_TYPE_Q8_1]    = { .type_name = "q8_1",    .blck_size = 32,  .type_size = 40,  .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_1 },
     [GGML_TYPE_Q2_K]    = { .type_name = "q2_K",    .blck_size = 256, .type_size = 84,  .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_K },
     [GGML_TYPE_Q3_K]    = { .type_name = "q3_K",    .blck_size = 256, .type_size = 110, .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_K },
     [GGML_TYPE_Q4_K]    = { .type_name = "q4_K",    .blck_size = 256, .type_size = 144, .is_quantized = true, .vec_dot_type = GGML_TYPE_Q8_K },

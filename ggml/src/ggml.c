@@ -4,6 +4,7 @@
 
 #define _GNU_SOURCE
 #include "ggml-impl.h"
+#include "cpu/quants-simd.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -198,17 +199,14 @@ ggml_fp16_t ggml_fp32_to_fp16(float x) {
     return ggml_x_fp32_to_fp16(x);
 }
 
+// row conversions use the SIMD level chosen at start-up (cpu/convert.c); bit-identical to the
+// scalar functions above
 void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int n) {
-    ggml_x_init_tables();
-    for (int i = 0; i < n; i++) {
-        y[i] = GGML_FP16_TO_FP32(x[i]);
-    }
+    ggml_x_fp16_to_fp32_row_simd(x, y, n);
 }
 
 void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int n) {
-    for (int i = 0; i < n; i++) {
-        y[i] = ggml_x_fp32_to_fp16(x[i]);
-    }
+    ggml_x_fp32_to_fp16_row_simd(x, y, n);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,8 +10,6 @@
 
 #include "../ggml-impl.h"
 
-#include <math.h>
-
 // contiguous range [*r0, *r1) of n items for thread ith of nth
 static void conv_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
     const int64_t dr = (n + nth - 1) / nth;

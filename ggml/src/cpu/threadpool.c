@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -25,12 +26,18 @@
 #include <immintrin.h>
 #endif
 
-// How long a waiter stays on the CPU before it blocks: GGML_X_SPIN_ITERS polls with a pause
-// between them (a few to a few tens of microseconds depending on the core), then
-// GGML_X_YIELD_ITERS sched_yield rounds (these let another runnable thread, possibly the one we
-// wait for, have the core), then the kernel wait.
-#define GGML_X_SPIN_ITERS  2048
-#define GGML_X_YIELD_ITERS 4
+// How a waiter waits: it polls the word with a pause instruction between polls, and every
+// GGML_X_YIELD_NS of spinning it calls sched_yield once (cheap when no other thread wants the core;
+// on an oversubscribed machine it hands the core to a runnable thread, possibly the one we wait
+// for). After GGML_X_SPIN_NS in total it blocks in the kernel. Time is read every
+// GGML_X_SPIN_CHECK polls (the cost of a pause differs a lot between cores).
+#ifndef GGML_X_SPIN_NS
+#define GGML_X_SPIN_NS    100000
+#endif
+#ifndef GGML_X_YIELD_NS
+#define GGML_X_YIELD_NS   4000
+#endif
+#define GGML_X_SPIN_CHECK 64
 
 static _Atomic int64_t ggml_x_n_threads_created;
 
@@ -88,20 +95,33 @@ void ggml_x_event_destroy(struct ggml_x_event * ev) {
 #endif
 }
 
+static int64_t ggml_x_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 uint32_t ggml_x_event_wait_while(struct ggml_x_event * ev, uint32_t old) {
     uint32_t v;
-    for (int i = 0; i < GGML_X_SPIN_ITERS; i++) {
-        v = atomic_load_explicit(&ev->word, memory_order_acquire);
-        if (v != old) {
-            return v;
+    int64_t start = 0;
+    int64_t next_yield = 0;
+    for (;;) {
+        for (int i = 0; i < GGML_X_SPIN_CHECK; i++) {
+            v = atomic_load_explicit(&ev->word, memory_order_acquire);
+            if (v != old) {
+                return v;
+            }
+            ggml_x_cpu_relax();
         }
-        ggml_x_cpu_relax();
-    }
-    for (int i = 0; i < GGML_X_YIELD_ITERS; i++) {
-        sched_yield();
-        v = atomic_load_explicit(&ev->word, memory_order_acquire);
-        if (v != old) {
-            return v;
+        const int64_t now = ggml_x_now_ns();
+        if (start == 0) {
+            start = now;
+            next_yield = now + GGML_X_YIELD_NS;
+        } else if (now - start >= GGML_X_SPIN_NS) {
+            break;
+        } else if (now >= next_yield) {
+            sched_yield();
+            next_yield = now + GGML_X_YIELD_NS;
         }
     }
     // Sleep. The sleepers increment and the word load are sequentially consistent, as are the

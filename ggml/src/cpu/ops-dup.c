@@ -1,0 +1,188 @@
+// ops-dup.c - DUP, CPY and CONT: copy src0 into dst element by element in logical order.
+//
+// Source and destination may have different shapes (same element count) and any strides:
+// element k of the source in logical order (i0 fastest) lands on element k of the destination.
+// The work is split over destination rows; each destination row is the flat range
+// [ir*ne0, (ir+1)*ne0) of the logical order, collected from one or more source row segments.
+//
+// Same type: byte copies (memcpy for dense rows; quantized types as whole blocks, which needs
+// dense rows, i.e. nb0 == block size). Different types: the row is converted to F32 and then to
+// the destination type; sources F32, F16 or quantized (through traits to_float), destinations
+// F32, F16 or quantized (through traits from_float, dense rows). Integer types copy only to
+// their own type.
+//
+// CPY: src0 = the source, src1 = the destination tensor; dst is a view of src1 (same data).
+
+#include "../ggml-impl.h"
+#include "rowconv.h"
+
+static bool dup_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src = dst->src[0];
+    if (src == NULL || !ggml_x_type_valid(src->type) || !ggml_x_type_valid(dst->type)) {
+        return false;
+    }
+    if (ggml_nelements(src) != ggml_nelements(dst)) {
+        return false;
+    }
+    if (src->type == dst->type) {
+        if (!rowconv_is_quant(src->type)) {
+            return true;
+        }
+        const size_t ts = rowconv_type_size(src->type);
+        const int64_t bs = rowconv_blck(src->type);
+        return src->nb[0] == ts && dst->nb[0] == ts && src->ne[0] % bs == 0 && dst->ne[0] % bs == 0;
+    }
+    if (!rowconv_can_load(src->type, src->nb[0]) || !rowconv_can_store(dst->type, dst->nb[0], dst->ne[0])) {
+        return false;
+    }
+    // a quantized source is decoded block by block
+    return !rowconv_is_quant(src->type) ||
+           (src->ne[0] % rowconv_blck(src->type) == 0 && rowconv_blck(src->type) <= 256);
+}
+
+static size_t dup_work_size(const struct ggml_tensor * dst, int n_threads) {
+    const struct ggml_tensor * src = dst->src[0];
+    if (src->type == dst->type) {
+        return 0;
+    }
+    return rowconv_work_size(dst->ne[0], n_threads);
+}
+
+// position of flat element k of t: row pointer and offset j0 within the row
+static inline const char * dup_locate(const struct ggml_tensor * t, int64_t k, int64_t * j0) {
+    const int64_t ne0 = t->ne[0];
+    int64_t r = k / ne0;
+    *j0 = k - r * ne0;
+    const int64_t j1 = r % t->ne[1];
+    r /= t->ne[1];
+    const int64_t j2 = r % t->ne[2];
+    const int64_t j3 = r / t->ne[2];
+    return (const char *) t->data + j1 * t->nb[1] + j2 * t->nb[2] + j3 * t->nb[3];
+}
+
+// copy n elements of the same type from the source's flat position k into the row d
+// (element stride dnb0); elements are es bytes, or blocks for quantized types
+static void dup_bytes_range(const struct ggml_tensor * src, int64_t k, char * d, size_t dnb0, int64_t n) {
+    const enum ggml_type type = src->type;
+    const size_t es = rowconv_type_size(type);
+    const int64_t bs = rowconv_blck(type);
+    const size_t snb0 = src->nb[0];
+    while (n > 0) {
+        int64_t j0;
+        const char * s = dup_locate(src, k, &j0);
+        const int64_t seg = GGML_X_MIN(n, src->ne[0] - j0);
+        if (bs > 1) {
+            // whole blocks: all segment boundaries are block aligned (both ne0 are multiples of bs)
+            memcpy(d, s + (j0 / bs) * es, (size_t) (seg / bs) * es);
+            d += (seg / bs) * es;
+        } else if (snb0 == es && dnb0 == es) {
+            memcpy(d, s + j0 * es, (size_t) seg * es);
+            d += seg * es;
+        } else {
+            s += j0 * snb0;
+            switch (es) {
+                case 4:
+                    for (int64_t i = 0; i < seg; i++) {
+                        *(uint32_t *) (d + i * dnb0) = *(const uint32_t *) (s + i * snb0);
+                    }
+                    break;
+                case 2:
+                    for (int64_t i = 0; i < seg; i++) {
+                        *(uint16_t *) (d + i * dnb0) = *(const uint16_t *) (s + i * snb0);
+                    }
+                    break;
+                default:
+                    for (int64_t i = 0; i < seg; i++) {
+                        memcpy(d + i * dnb0, s + i * snb0, es);
+                    }
+                    break;
+            }
+            d += seg * dnb0;
+        }
+        k += seg;
+        n -= seg;
+    }
+}
+
+// y[0..n) = the source's elements from flat position k on, converted to F32
+static void dup_gather_f32(const struct ggml_tensor * src, int64_t k, float * y, int64_t n) {
+    const enum ggml_type type = src->type;
+    const int64_t bs = rowconv_blck(type);
+    const size_t es = rowconv_type_size(type);
+    while (n > 0) {
+        int64_t j0;
+        const char * s = dup_locate(src, k, &j0);
+        const int64_t seg = GGML_X_MIN(n, src->ne[0] - j0);
+        if (bs == 1) {
+            rowconv_load(y, s + j0 * src->nb[0], src->nb[0], type, seg);
+        } else if (j0 % bs == 0 && seg % bs == 0) {
+            rowconv_load(y, s + (j0 / bs) * es, es, type, seg);
+        } else {
+            // partial blocks: decode each touched block and keep the wanted part
+            float tmp[256]; // the largest block (k-quants) holds 256 elements
+            int64_t done = 0;
+            while (done < seg) {
+                const int64_t jj = j0 + done;
+                const int64_t b = jj / bs;
+                const int64_t off = jj - b * bs;
+                const int64_t take = GGML_X_MIN(seg - done, bs - off);
+                rowconv_load(tmp, s + b * es, es, type, bs);
+                memcpy(y + done, tmp + off, (size_t) take * sizeof(float));
+                done += take;
+            }
+        }
+        y += seg;
+        k += seg;
+        n -= seg;
+    }
+}
+
+static void dup_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src = dst->src[0];
+    const enum ggml_type dtype = dst->type;
+
+    // same type, both dense: one memcpy per thread
+    if (src->type == dtype && ggml_is_contiguous(src) && ggml_is_contiguous(dst)) {
+        const size_t es = rowconv_type_size(dtype);
+        const int64_t nunits = (int64_t) (ggml_nbytes(dst) / es);
+        int64_t u0, u1;
+        rowconv_split(nunits, cc->ith, cc->nth, &u0, &u1);
+        if (u1 > u0 && dst->data != src->data) {
+            memcpy((char *) dst->data + u0 * es, (const char *) src->data + u0 * es, (size_t) (u1 - u0) * es);
+        }
+        return;
+    }
+
+    const int64_t ne0 = dst->ne[0], ne1 = dst->ne[1], ne2 = dst->ne[2];
+    const int64_t nr = ggml_nrows(dst);
+    int64_t ir0, ir1;
+    rowconv_split(nr, cc->ith, cc->nth, &ir0, &ir1);
+
+    float * buf = src->type == dtype ? NULL : rowconv_slice(cc, ne0);
+
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
+        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        if (src->type == dtype) {
+            dup_bytes_range(src, ir * ne0, d, dst->nb[0], ne0);
+        } else if (dtype == GGML_TYPE_F32 && dst->nb[0] == sizeof(float)) {
+            dup_gather_f32(src, ir * ne0, (float *) d, ne0);
+        } else {
+            dup_gather_f32(src, ir * ne0, buf, ne0);
+            rowconv_store(d, dst->nb[0], dtype, buf, ne0);
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_dup = {
+    .forward = dup_forward, .supports = dup_supports, .work_size = dup_work_size,
+};
+
+const struct ggml_cpu_op ggml_cpu_op_cpy = {
+    .forward = dup_forward, .supports = dup_supports, .work_size = dup_work_size,
+};
+
+const struct ggml_cpu_op ggml_cpu_op_cont = {
+    .forward = dup_forward, .supports = dup_supports, .work_size = dup_work_size,
+};

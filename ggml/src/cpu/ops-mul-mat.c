@@ -1,0 +1,456 @@
+// ops-mul-mat.c - matrix products: MUL_MAT and MUL_MAT_ID.
+//
+// dst[i0, i1, i2, i3] = dot(src0 row (i0, i2 / r2, i3 / r3), src1 row (i1, i2, i3)), where
+// r2 = ne12/ne02 and r3 = ne13/ne03 broadcast the weights over the batch dims.
+//
+// The kernels work in two phases:
+//   1. src1 rows (F32, any strides) are converted to the weight type's vec_dot_type into the work
+//      buffer, split across threads by rows; skipped when src1 already has the vec_dot_type with
+//      contiguous rows. All threads then meet at ggml_cpu_barrier.
+//   2. each thread computes its part of dst with the type's vec_dot, tiling the loops (blocks of
+//      src0 rows x src1 columns) so that weights are reused from cache.
+// Every dst element is one vec_dot call over the same inputs whatever the thread count, so the
+// results do not depend on the number of threads.
+//
+// Phase 2 is organised around "column sets": up to MM_MAX_COLS src1 columns that use the same
+// weight matrix. A strategy function computes a range of src0 rows for such a set; the baseline
+// is mm_rows_cols_generic (vec_dot per element). Packed GEMM micro-kernels can be added as other
+// strategies chosen in mm_pick_strategy.
+
+#include "../ggml-impl.h"
+
+#include <math.h>
+
+#define MM_BLK_ROWS 16 // src0 rows per tile
+#define MM_BLK_COLS 4  // src1 columns per tile
+#define MM_MAX_COLS 64 // columns per column set
+#define MM_ALIGN    64
+
+static inline size_t mm_align(size_t n) {
+    return (n + MM_ALIGN - 1) & ~(size_t) (MM_ALIGN - 1);
+}
+
+static inline char * mm_align_ptr(void * p) {
+    return (char *) (((uintptr_t) p + MM_ALIGN - 1) & ~(uintptr_t) (MM_ALIGN - 1));
+}
+
+// contiguous range [*r0, *r1) of n items for thread ith of nth
+static void mm_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
+    const int64_t dr = (n + nth - 1) / nth;
+    *r0 = GGML_X_MIN(dr * ith, n);
+    *r1 = GGML_X_MIN(*r0 + dr, n);
+}
+
+static size_t mm_row_size(enum ggml_type type, int64_t ne) {
+    const ggml_type_traits_t * tt = ggml_x_type_traits(type);
+    return tt->type_size * (size_t) (ne / tt->blck_size);
+}
+
+// ---------------------------------------------------------------------------------------------
+// src1 conversion (phase 1)
+
+// How src1 is fed to vec_dot. direct: src1 rows are used in place (src1 has the vec_dot_type
+// with contiguous rows); otherwise they are converted into the work buffer.
+struct mm_src1 {
+    enum ggml_type vd_type;  // vec_dot_type of the weights
+    bool   direct;
+    bool   gather;           // src1 rows are not contiguous F32: gather into a float row first
+    size_t row_size;         // bytes of one converted row
+    int64_t ne10, ne11, ne12, ne13;
+};
+
+static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor * b, struct mm_src1 * p) {
+    const ggml_type_traits_t * tw = ggml_x_type_traits(w->type);
+    if (tw == NULL) {
+        return false;
+    }
+    p->vd_type  = tw->vec_dot_type;
+    p->ne10 = b->ne[0];
+    p->ne11 = b->ne[1];
+    p->ne12 = b->ne[2];
+    p->ne13 = b->ne[3];
+    p->direct   = b->type == p->vd_type && b->nb[0] == ggml_x_type_traits(b->type)->type_size;
+    p->gather   = !(b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float));
+    p->row_size = mm_row_size(p->vd_type, p->ne10);
+    return true;
+}
+
+static size_t mm_src1_work_size(const struct mm_src1 * p, int n_threads) {
+    if (p->direct) {
+        return 0;
+    }
+    size_t size = MM_ALIGN + mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
+    if (p->gather) {
+        size += (size_t) n_threads * mm_align((size_t) p->ne10 * sizeof(float));
+    }
+    return size;
+}
+
+// read element i0 of a src1 row as float (F32 or F16; only used on the gather path)
+static inline float mm_load(enum ggml_type type, const char * p) {
+    return type == GGML_TYPE_F16 ? GGML_FP16_TO_FP32(*(const ggml_fp16_t *) p) : *(const float *) p;
+}
+
+// Phase 1. Returns the base of the converted rows (row (i11, i12, i13) at index
+// i11 + ne11*(i12 + ne12*i13)), or NULL when src1 is used in place. Ends with a barrier when it
+// converted anything.
+static const char * mm_convert_src1(const struct ggml_cpu_ctx * cc, const struct ggml_tensor * b,
+                                    const struct mm_src1 * p) {
+    if (p->direct) {
+        return NULL;
+    }
+    char * base = mm_align_ptr(cc->wdata);
+    const size_t conv_size = mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
+    float * tmp = (float *) (base + conv_size + (size_t) cc->ith * mm_align((size_t) p->ne10 * sizeof(float)));
+
+    const ggml_from_float_t from_float = ggml_x_type_traits(p->vd_type)->from_float;
+    const int64_t nr = p->ne11 * p->ne12 * p->ne13;
+    int64_t ir0, ir1;
+    mm_split(nr, cc->ith, cc->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        const int64_t i13 = ir / (p->ne11 * p->ne12);
+        const int64_t i12 = (ir / p->ne11) % p->ne12;
+        const int64_t i11 = ir % p->ne11;
+        const char * src = (const char *) b->data + i11*b->nb[1] + i12*b->nb[2] + i13*b->nb[3];
+        char * out = base + (size_t) ir * p->row_size;
+        const float * row = (const float *) src;
+        if (p->gather) {
+            for (int64_t i10 = 0; i10 < p->ne10; i10++) {
+                tmp[i10] = mm_load(b->type, src + i10*b->nb[0]);
+            }
+            row = tmp;
+        }
+        if (p->vd_type == GGML_TYPE_F32) {
+            memcpy(out, row, (size_t) p->ne10 * sizeof(float));
+        } else {
+            from_float(row, out, (int) p->ne10);
+        }
+    }
+    ggml_cpu_barrier(cc);
+    return base;
+}
+
+// pointer to src1 row (i11, i12, i13) as vec_dot sees it
+static inline const char * mm_src1_row(const struct ggml_tensor * b, const struct mm_src1 * p, const char * conv,
+                                       int64_t i11, int64_t i12, int64_t i13) {
+    if (conv == NULL) {
+        return (const char *) b->data + i11*b->nb[1] + i12*b->nb[2] + i13*b->nb[3];
+    }
+    return conv + (size_t) (i11 + p->ne11*(i12 + p->ne12*i13)) * p->row_size;
+}
+
+// ---------------------------------------------------------------------------------------------
+// phase 2 strategies
+
+// A set of src1 columns that share one weight matrix.
+struct mm_cols {
+    int n;
+    const void * b[MM_MAX_COLS]; // vec_dot-ready src1 rows
+    char * d[MM_MAX_COLS];       // dst element of src0 row 0 for each column
+};
+
+struct mm_weights {
+    const char * a;     // row 0 of the weight matrix
+    size_t nb1;         // byte stride between its rows
+    size_t d_nb0;       // byte stride between dst elements along i0
+    int k;              // row length (ne00)
+    ggml_vec_dot_t dot;
+};
+
+typedef void (*mm_strategy_t)(const struct mm_weights * w, int64_t ir0, int64_t ir1, const struct mm_cols * c);
+
+// baseline: one vec_dot per element, tiles of MM_BLK_ROWS rows x MM_BLK_COLS columns
+static void mm_rows_cols_generic(const struct mm_weights * w, int64_t ir0, int64_t ir1, const struct mm_cols * c) {
+    for (int64_t ib = ir0; ib < ir1; ib += MM_BLK_ROWS) {
+        const int64_t ie = GGML_X_MIN(ib + MM_BLK_ROWS, ir1);
+        for (int jb = 0; jb < c->n; jb += MM_BLK_COLS) {
+            const int je = GGML_X_MIN(jb + MM_BLK_COLS, c->n);
+            for (int64_t ir = ib; ir < ie; ir++) {
+                const char * arow = w->a + (size_t) ir * w->nb1;
+                const size_t doff = (size_t) ir * w->d_nb0;
+                for (int j = jb; j < je; j++) {
+                    float s;
+                    w->dot(w->k, &s, arow, c->b[j]);
+                    *(float *) (c->d[j] + doff) = s;
+                }
+            }
+        }
+    }
+}
+
+static mm_strategy_t mm_pick_strategy(const struct ggml_tensor * w, const struct mm_src1 * p) {
+    (void) w;
+    (void) p;
+    return mm_rows_cols_generic;
+}
+
+// ---------------------------------------------------------------------------------------------
+// supports / work size (shared by MUL_MAT and MUL_MAT_ID)
+
+static bool mm_supports_types(const struct ggml_tensor * w, const struct ggml_tensor * b, const struct ggml_tensor * dst) {
+    if (dst->type != GGML_TYPE_F32 || !ggml_x_type_valid(w->type) || !ggml_x_type_valid(b->type)) {
+        return false;
+    }
+    const ggml_type_traits_t * tw = ggml_x_type_traits(w->type);
+    if (tw->vec_dot == NULL || !ggml_x_type_valid(tw->vec_dot_type)) {
+        return false;
+    }
+    const ggml_type_traits_t * tv = ggml_x_type_traits(tw->vec_dot_type);
+    // weights: rows must be contiguous whole blocks
+    if (w->nb[0] != tw->type_size || w->ne[0] % tw->blck_size != 0 || w->ne[0] % tv->blck_size != 0) {
+        return false;
+    }
+    if (w->ne[0] > INT32_MAX) {
+        return false;
+    }
+    if (b->type == tw->vec_dot_type) {
+        // used in place when its rows are contiguous; otherwise only F32/F16 can be gathered
+        if (b->nb[0] == tv->type_size) {
+            return true;
+        }
+        return (b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16);
+    }
+    if (b->type != GGML_TYPE_F32) {
+        return false;
+    }
+    return tw->vec_dot_type == GGML_TYPE_F32 || tv->from_float != NULL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MUL_MAT
+
+static bool mul_mat_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    if (a == NULL || b == NULL) {
+        return false;
+    }
+    if (a->ne[0] != b->ne[0] || a->ne[2] == 0 || a->ne[3] == 0 ||
+        b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) {
+        return false;
+    }
+    if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) {
+        return false;
+    }
+    return mm_supports_types(a, b, dst);
+}
+
+static size_t mul_mat_work_size(const struct ggml_tensor * dst, int n_threads) {
+    struct mm_src1 p;
+    if (!mm_src1_plan(dst->src[0], dst->src[1], &p)) {
+        return 0;
+    }
+    return mm_src1_work_size(&p, n_threads);
+}
+
+static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+
+    struct mm_src1 p;
+    mm_src1_plan(a, b, &p);
+    const char * conv = mm_convert_src1(cc, b, &p);
+
+    const int64_t ne01 = a->ne[1];
+    const int64_t ne11 = b->ne[1], ne12 = b->ne[2], ne13 = b->ne[3];
+    const int64_t r2 = ne12 / a->ne[2];
+    const int64_t r3 = ne13 / a->ne[3];
+    const int64_t ncols = ne11 * ne12 * ne13;
+    if (ne01 == 0 || ncols == 0) {
+        return;
+    }
+
+    const mm_strategy_t strategy = mm_pick_strategy(a, &p);
+    struct mm_weights w;
+    w.nb1   = a->nb[1];
+    w.d_nb0 = dst->nb[0];
+    w.k     = (int) a->ne[0];
+    w.dot   = ggml_x_type_traits(a->type)->vec_dot;
+
+    // split by src0 rows when there are enough of them (or few columns), else by columns
+    int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
+    if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {
+        mm_split(ne01, cc->ith, cc->nth, &ir0, &ir1);
+    } else {
+        mm_split(ncols, cc->ith, cc->nth, &ic0, &ic1);
+    }
+    if (ir0 >= ir1 || ic0 >= ic1) {
+        return;
+    }
+
+    struct mm_cols cols;
+    int64_t ic = ic0;
+    while (ic < ic1) {
+        const int64_t i13 = ic / (ne11 * ne12);
+        const int64_t i12 = (ic / ne11) % ne12;
+        const int64_t i11 = ic % ne11;
+        // columns of this batch, at most MM_MAX_COLS
+        const int64_t n = GGML_X_MIN(GGML_X_MIN(ne11 - i11, ic1 - ic), (int64_t) MM_MAX_COLS);
+        w.a = (const char *) a->data + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
+        cols.n = (int) n;
+        for (int64_t j = 0; j < n; j++) {
+            cols.b[j] = mm_src1_row(b, &p, conv, i11 + j, i12, i13);
+            cols.d[j] = (char *) dst->data + (i11 + j)*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+        }
+        strategy(&w, ir0, ir1, &cols);
+        ic += n;
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_mul_mat = {
+    .forward   = mul_mat_forward,
+    .supports  = mul_mat_supports,
+    .work_size = mul_mat_work_size,
+};
+
+// ---------------------------------------------------------------------------------------------
+// MUL_MAT_ID
+//
+// src0 = ids (I32 [n_ids, n_rows, ...]), src1 = b, src[2 + e] = as[e]; i32[0] = id, i32[1] = n_as.
+// For each src1 row i1: e = ids[id, i1]; dst row i1 = as[e] x (src1 row i1). An expert index
+// outside [0, n_as) gives a zero row.
+
+static bool mul_mat_id_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * ids = dst->src[0];
+    const struct ggml_tensor * b   = dst->src[1];
+    const int32_t id   = ggml_x_get_op_params_i32(dst, 0);
+    const int32_t n_as = ggml_x_get_op_params_i32(dst, 1);
+    if (ids == NULL || b == NULL || ids->type != GGML_TYPE_I32) {
+        return false;
+    }
+    if (n_as < 1 || n_as > GGML_MAX_SRC - 2 || id < 0 || id >= ids->ne[0]) {
+        return false;
+    }
+    if (ids->ne[1] != b->ne[1] || ids->ne[2] == 0 || ids->ne[3] == 0) {
+        return false;
+    }
+    const struct ggml_tensor * a0 = dst->src[2];
+    if (a0 == NULL) {
+        return false;
+    }
+    for (int e = 0; e < n_as; e++) {
+        const struct ggml_tensor * ae = dst->src[2 + e];
+        if (ae == NULL || ae->type != a0->type) {
+            return false;
+        }
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            if (ae->ne[d] != a0->ne[d]) {
+                return false;
+            }
+        }
+        if (ae->nb[0] != a0->nb[0]) {
+            return false;
+        }
+    }
+    if (a0->ne[0] != b->ne[0] || a0->ne[2] == 0 || a0->ne[3] == 0 ||
+        b->ne[2] % a0->ne[2] != 0 || b->ne[3] % a0->ne[3] != 0) {
+        return false;
+    }
+    if (dst->ne[0] != a0->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) {
+        return false;
+    }
+    return mm_supports_types(a0, b, dst);
+}
+
+static size_t mul_mat_id_work_size(const struct ggml_tensor * dst, int n_threads) {
+    struct mm_src1 p;
+    if (!mm_src1_plan(dst->src[2], dst->src[1], &p)) {
+        return 0;
+    }
+    return mm_src1_work_size(&p, n_threads);
+}
+
+static inline int32_t mm_expert(const struct ggml_tensor * ids, int32_t id, int64_t i11, int64_t i12, int64_t i13) {
+    const char * p = (const char *) ids->data + id*ids->nb[0] + i11*ids->nb[1] +
+                     (i12 % ids->ne[2])*ids->nb[2] + (i13 % ids->ne[3])*ids->nb[3];
+    return *(const int32_t *) p;
+}
+
+static void mul_mat_id_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * ids = dst->src[0];
+    const struct ggml_tensor * b   = dst->src[1];
+    const struct ggml_tensor * a0  = dst->src[2];
+    const int32_t id   = ggml_x_get_op_params_i32(dst, 0);
+    const int32_t n_as = ggml_x_get_op_params_i32(dst, 1);
+
+    struct mm_src1 p;
+    mm_src1_plan(a0, b, &p);
+    const char * conv = mm_convert_src1(cc, b, &p);
+
+    const int64_t ne01 = a0->ne[1];
+    const int64_t ne11 = b->ne[1], ne12 = b->ne[2], ne13 = b->ne[3];
+    const int64_t r2 = ne12 / a0->ne[2];
+    const int64_t r3 = ne13 / a0->ne[3];
+    const int64_t ncols = ne11 * ne12 * ne13;
+    if (ne01 == 0 || ncols == 0) {
+        return;
+    }
+
+    const mm_strategy_t strategy = mm_pick_strategy(a0, &p);
+    struct mm_weights w;
+    w.nb1   = a0->nb[1];
+    w.d_nb0 = dst->nb[0];
+    w.k     = (int) a0->ne[0];
+    w.dot   = ggml_x_type_traits(a0->type)->vec_dot;
+
+    int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
+    if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {
+        mm_split(ne01, cc->ith, cc->nth, &ir0, &ir1);
+    } else {
+        mm_split(ncols, cc->ith, cc->nth, &ic0, &ic1);
+    }
+    if (ir0 >= ir1 || ic0 >= ic1) {
+        return;
+    }
+
+    // columns with an out-of-range expert: zero rows
+    for (int64_t ic = ic0; ic < ic1; ic++) {
+        const int64_t i13 = ic / (ne11 * ne12);
+        const int64_t i12 = (ic / ne11) % ne12;
+        const int64_t i11 = ic % ne11;
+        const int32_t e = mm_expert(ids, id, i11, i12, i13);
+        if (e < 0 || e >= n_as) {
+            char * d = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+            for (int64_t ir = ir0; ir < ir1; ir++) {
+                *(float *) (d + ir*dst->nb[0]) = 0.0f;
+            }
+        }
+    }
+
+    // per batch and expert, the columns of this thread that use it
+    struct mm_cols cols;
+    for (int64_t bstart = ic0; bstart < ic1; ) {
+        const int64_t i13 = bstart / (ne11 * ne12);
+        const int64_t i12 = (bstart / ne11) % ne12;
+        const int64_t i11s = bstart % ne11;
+        const int64_t i11e = GGML_X_MIN(ne11, i11s + (ic1 - bstart));
+        for (int32_t e = 0; e < n_as; e++) {
+            const struct ggml_tensor * ae = dst->src[2 + e];
+            w.a = (const char *) ae->data + (i12 / r2)*ae->nb[2] + (i13 / r3)*ae->nb[3];
+            w.nb1 = ae->nb[1];
+            cols.n = 0;
+            for (int64_t i11 = i11s; i11 < i11e; i11++) {
+                if (mm_expert(ids, id, i11, i12, i13) != e) {
+                    continue;
+                }
+                cols.b[cols.n] = mm_src1_row(b, &p, conv, i11, i12, i13);
+                cols.d[cols.n] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+                cols.n++;
+                if (cols.n == MM_MAX_COLS) {
+                    strategy(&w, ir0, ir1, &cols);
+                    cols.n = 0;
+                }
+            }
+            if (cols.n > 0) {
+                strategy(&w, ir0, ir1, &cols);
+            }
+        }
+        bstart += i11e - i11s;
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_mul_mat_id = {
+    .forward   = mul_mat_id_forward,
+    .supports  = mul_mat_id_supports,
+    .work_size = mul_mat_id_work_size,
+};

@@ -1,0 +1,174 @@
+// ops-norm.c - normalisations: NORM, RMS_NORM, GROUP_NORM (F32).
+//
+// NORM:       y = (x - mean) / sqrt(var + eps) per row (dim 0)
+// RMS_NORM:   y = x / sqrt(mean(x^2) + eps) per row
+// GROUP_NORM: channels (dim 2) form n_groups groups of ceil(ne2 / n_groups) channels (the last
+//             one may be smaller); each group of each dim-3 slice is normalised like NORM over
+//             all its ne0*ne1*channels elements, with eps = 1e-6.
+// Sums are accumulated in double; mean, variance and the scale are then rounded to float as the
+// reference does, so results agree to float rounding.
+
+#include "../ggml-impl.h"
+
+#include <math.h>
+
+#define GROUP_NORM_EPS 1e-6f
+
+static bool norm_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    if (a == NULL || a->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
+        return false;
+    }
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (a->ne[d] != dst->ne[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// row ir (flattened over dims 1..3) of t
+static inline char * norm_row(const struct ggml_tensor * t, int64_t ir) {
+    const int64_t i1 = ir % t->ne[1];
+    const int64_t i2 = (ir / t->ne[1]) % t->ne[2];
+    const int64_t i3 = ir / (t->ne[1] * t->ne[2]);
+    return (char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+}
+
+// ---------------------------------------------------------------------------------------------
+// NORM
+
+static void norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const float eps = ggml_x_get_op_params_f32(dst, 0);
+    const int64_t ne0 = a->ne[0];
+    const int64_t nr  = a->ne[1] * a->ne[2] * a->ne[3];
+    const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
+
+    for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
+        const char * x = norm_row(a, ir);
+        char * y = norm_row(dst, ir);
+
+        double sum = 0.0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            sum += (double) *(const float *) (x + i0*nb00);
+        }
+        const float mean = (float) (sum / (double) ne0);
+
+        double sum2 = 0.0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            const float v = *(const float *) (x + i0*nb00) - mean;
+            *(float *) (y + i0*nb0) = v;
+            sum2 += (double) (v*v);
+        }
+        const float variance = (float) (sum2 / (double) ne0);
+        const float scale = 1.0f / sqrtf(variance + eps);
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            *(float *) (y + i0*nb0) *= scale;
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_norm = {
+    .forward  = norm_forward,
+    .supports = norm_supports,
+};
+
+// ---------------------------------------------------------------------------------------------
+// RMS_NORM
+
+static void rms_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const float eps = ggml_x_get_op_params_f32(dst, 0);
+    const int64_t ne0 = a->ne[0];
+    const int64_t nr  = a->ne[1] * a->ne[2] * a->ne[3];
+    const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
+
+    for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
+        const char * x = norm_row(a, ir);
+        char * y = norm_row(dst, ir);
+
+        double sum = 0.0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            const float v = *(const float *) (x + i0*nb00);
+            sum += (double) (v*v);
+        }
+        const float mean = (float) (sum / (double) ne0);
+        const float scale = 1.0f / sqrtf(mean + eps);
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            *(float *) (y + i0*nb0) = *(const float *) (x + i0*nb00) * scale;
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_rms_norm = {
+    .forward  = rms_norm_forward,
+    .supports = norm_supports,
+};
+
+// ---------------------------------------------------------------------------------------------
+// GROUP_NORM
+
+static bool group_norm_supports(const struct ggml_tensor * dst) {
+    return norm_supports(dst) && ggml_x_get_op_params_i32(dst, 0) > 0;
+}
+
+static void group_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const int n_groups = ggml_x_get_op_params_i32(dst, 0);
+    const int64_t ne0 = a->ne[0], ne1 = a->ne[1], ne2 = a->ne[2], ne3 = a->ne[3];
+    const int64_t per_group = (ne2 + n_groups - 1) / n_groups;
+
+    // work items: (group, i3)
+    const int64_t n_items = (int64_t) n_groups * ne3;
+    for (int64_t it = cc->ith; it < n_items; it += cc->nth) {
+        const int64_t g  = it % n_groups;
+        const int64_t i3 = it / n_groups;
+        const int64_t c0 = g * per_group;
+        const int64_t c1 = GGML_X_MIN(c0 + per_group, ne2);
+        if (c0 >= c1) {
+            continue;
+        }
+        const double n = (double) (ne0 * ne1 * (c1 - c0));
+
+        double sum = 0.0;
+        for (int64_t i2 = c0; i2 < c1; i2++) {
+            for (int64_t i1 = 0; i1 < ne1; i1++) {
+                const char * x = (const char *) a->data + i1*a->nb[1] + i2*a->nb[2] + i3*a->nb[3];
+                for (int64_t i0 = 0; i0 < ne0; i0++) {
+                    sum += (double) *(const float *) (x + i0*a->nb[0]);
+                }
+            }
+        }
+        const float mean = (float) (sum / n);
+
+        double sum2 = 0.0;
+        for (int64_t i2 = c0; i2 < c1; i2++) {
+            for (int64_t i1 = 0; i1 < ne1; i1++) {
+                const char * x = (const char *) a->data + i1*a->nb[1] + i2*a->nb[2] + i3*a->nb[3];
+                char * y = (char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
+                for (int64_t i0 = 0; i0 < ne0; i0++) {
+                    const float v = *(const float *) (x + i0*a->nb[0]) - mean;
+                    *(float *) (y + i0*dst->nb[0]) = v;
+                    sum2 += (double) (v*v);
+                }
+            }
+        }
+        const float variance = (float) (sum2 / n);
+        const float scale = 1.0f / sqrtf(variance + GROUP_NORM_EPS);
+
+        for (int64_t i2 = c0; i2 < c1; i2++) {
+            for (int64_t i1 = 0; i1 < ne1; i1++) {
+                char * y = (char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
+                for (int64_t i0 = 0; i0 < ne0; i0++) {
+                    *(float *) (y + i0*dst->nb[0]) *= scale;
+                }
+            }
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_group_norm = {
+    .forward  = group_norm_forward,
+    .supports = group_norm_supports,
+};

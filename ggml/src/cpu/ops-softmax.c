@@ -1,0 +1,109 @@
+// ops-softmax.c - SOFT_MAX (F32): dst row = softmax(scale * x + mask row).
+//
+// f32[0] = scale; src1 = optional F32 mask; dst row ir (flattened over dims 1..3) adds mask row
+// ir % mask->ne[1]. The row maximum is subtracted before exponentiation; elements equal to -inf
+// give 0. As in the reference, exp() is evaluated on the fp16-rounded argument and its result
+// rounded to fp16 (the reference looks it up in an fp16 table); the sum is accumulated in double.
+// A row that is entirely -inf has a zero sum and comes out as NaN, like the reference.
+
+#include "../ggml-impl.h"
+
+#include <math.h>
+
+#define SOFTMAX_PAD 16 // floats between the per-thread rows of the work buffer
+
+static bool soft_max_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * mask = dst->src[1];
+    if (a == NULL || a->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
+        return false;
+    }
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (a->ne[d] != dst->ne[d]) {
+            return false;
+        }
+    }
+    if (mask != NULL) {
+        if (mask->type != GGML_TYPE_F32 || mask->ne[0] < a->ne[0] || mask->ne[1] < 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static size_t soft_max_work_size(const struct ggml_tensor * dst, int n_threads) {
+    return 64 + (size_t) n_threads * (size_t) (dst->ne[0] + SOFTMAX_PAD) * sizeof(float);
+}
+
+// exp as the reference computes it: fp16 argument, fp16 result
+static inline float soft_max_exp(float x) {
+    const float xh = GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(x));
+    return GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(expf(xh)));
+}
+
+static void soft_max_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a    = dst->src[0];
+    const struct ggml_tensor * mask = dst->src[1];
+    const float scale = ggml_x_get_op_params_f32(dst, 0);
+
+    const int64_t ne0 = a->ne[0], ne1 = a->ne[1], ne2 = a->ne[2];
+    const int64_t nr  = ne1 * ne2 * a->ne[3];
+
+    float * wp = (float *) (((uintptr_t) cc->wdata + 63) & ~(uintptr_t) 63);
+    wp += (size_t) cc->ith * (size_t) (ne0 + SOFTMAX_PAD);
+
+    const int64_t dr  = (nr + cc->nth - 1) / cc->nth;
+    const int64_t ir0 = GGML_X_MIN(dr * cc->ith, nr);
+    const int64_t ir1 = GGML_X_MIN(ir0 + dr, nr);
+
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        const int64_t i1 = ir % ne1;
+        const int64_t i2 = (ir / ne1) % ne2;
+        const int64_t i3 = ir / (ne1 * ne2);
+        const char * sp = (const char *) a->data + i1*a->nb[1] + i2*a->nb[2] + i3*a->nb[3];
+        char * dp = (char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
+
+        if (a->nb[0] == sizeof(float)) {
+            const float * s = (const float *) sp;
+            for (int64_t i0 = 0; i0 < ne0; i0++) {
+                wp[i0] = s[i0] * scale;
+            }
+        } else {
+            for (int64_t i0 = 0; i0 < ne0; i0++) {
+                wp[i0] = *(const float *) (sp + i0*a->nb[0]) * scale;
+            }
+        }
+        if (mask != NULL) {
+            const char * mp = (const char *) mask->data + (ir % mask->ne[1]) * mask->nb[1];
+            for (int64_t i0 = 0; i0 < ne0; i0++) {
+                wp[i0] += *(const float *) (mp + i0*mask->nb[0]);
+            }
+        }
+
+        float max = -INFINITY;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            max = max > wp[i0] ? max : wp[i0];
+        }
+
+        double sum = 0.0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            float v = 0.0f;
+            if (wp[i0] != -INFINITY) {
+                v = soft_max_exp(wp[i0] - max);
+                sum += (double) v;
+            }
+            wp[i0] = v;
+        }
+
+        const float inv = (float) (1.0 / sum);
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            *(float *) (dp + i0*dst->nb[0]) = wp[i0] * inv;
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_soft_max = {
+    .forward   = soft_max_forward,
+    .supports  = soft_max_supports,
+    .work_size = soft_max_work_size,
+};

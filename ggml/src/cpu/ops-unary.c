@@ -1,0 +1,198 @@
+// ops-unary.c - element-wise F32 functions: UNARY (abs, sgn, neg, step, tanh, elu, relu, gelu,
+// gelu_quick, silu), SQR, SQRT, LOG, SCALE (f32[0] = s), CLAMP (f32[0] = min, f32[1] = max) and
+// LEAKY_RELU (f32[0] = negative slope).
+//
+// dst has src0's shape (it may alias src0 for the inplace variants). Work is split over rows;
+// rows with dense elements run a tight loop, others are gathered through a small buffer, so
+// any strides are accepted.
+//
+// gelu, gelu_quick and silu are evaluated in double precision from their defining formulas and
+// rounded once (the reference uses an fp16 lookup table; the difference is within the
+// conformance threshold of these ops).
+
+#include "../ggml-impl.h"
+#include "rowconv.h"
+
+#include <math.h>
+
+enum unary_kind {
+    // the first GGML_UNARY_OP_COUNT values are enum ggml_unary_op
+    UN_SQR = GGML_UNARY_OP_COUNT,
+    UN_SQRT,
+    UN_LOG,
+    UN_SCALE,
+    UN_CLAMP,
+    UN_LEAKY_RELU,
+};
+
+static bool unary_supports_common(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    if (src0 == NULL || src0->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
+        return false;
+    }
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (src0->ne[d] != dst->ne[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool unary_op_supports(const struct ggml_tensor * dst) {
+    const int32_t op = ggml_x_get_op_params_i32(dst, 0);
+    return unary_supports_common(dst) && op >= 0 && op < GGML_UNARY_OP_COUNT;
+}
+
+static inline float unary_gelu(float x) {
+    const double c = 0.79788456080286535587989211986876; // sqrt(2/pi)
+    const double v = x;
+    return (float) (0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v))));
+}
+
+static inline float unary_gelu_quick(float x) {
+    const double v = x;
+    return (float) (v / (1.0 + exp(-1.702 * v)));
+}
+
+static inline float unary_silu(float x) {
+    const double v = x;
+    return (float) (v / (1.0 + exp(-v)));
+}
+
+// y[i] = f(x[i]) for dense rows; y may alias x
+static void unary_vec(int kind, int64_t n, float * y, const float * x, const float * p) {
+    switch (kind) {
+        case GGML_UNARY_OP_ABS:
+            for (int64_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
+            break;
+        case GGML_UNARY_OP_SGN:
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? 1.0f : (x[i] < 0.0f ? -1.0f : 0.0f);
+            break;
+        case GGML_UNARY_OP_NEG:
+            for (int64_t i = 0; i < n; i++) y[i] = -x[i];
+            break;
+        case GGML_UNARY_OP_STEP:
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? 1.0f : 0.0f;
+            break;
+        case GGML_UNARY_OP_TANH:
+            for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+            break;
+        case GGML_UNARY_OP_ELU:
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : expf(x[i]) - 1.0f;
+            break;
+        case GGML_UNARY_OP_RELU:
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+            break;
+        case GGML_UNARY_OP_GELU:
+            for (int64_t i = 0; i < n; i++) y[i] = unary_gelu(x[i]);
+            break;
+        case GGML_UNARY_OP_GELU_QUICK:
+            for (int64_t i = 0; i < n; i++) y[i] = unary_gelu_quick(x[i]);
+            break;
+        case GGML_UNARY_OP_SILU:
+            for (int64_t i = 0; i < n; i++) y[i] = unary_silu(x[i]);
+            break;
+        case UN_SQR:
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
+            break;
+        case UN_SQRT:
+            for (int64_t i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+            break;
+        case UN_LOG:
+            for (int64_t i = 0; i < n; i++) y[i] = logf(x[i]);
+            break;
+        case UN_SCALE: {
+            const float s = p[0];
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+            break;
+        }
+        case UN_CLAMP: {
+            const float lo = p[0], hi = p[1];
+            for (int64_t i = 0; i < n; i++) {
+                const float v = x[i] < hi ? x[i] : hi;
+                y[i] = v > lo ? v : lo;
+            }
+            break;
+        }
+        case UN_LEAKY_RELU: {
+            const float slope = p[0];
+            for (int64_t i = 0; i < n; i++) {
+                const float v = x[i];
+                y[i] = (v > 0.0f ? v : 0.0f) + slope * (v < 0.0f ? v : 0.0f);
+            }
+            break;
+        }
+        default:
+            break;
+    }
+}
+
+#define UNARY_CHUNK 256
+
+static void unary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, int kind) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    float p[2] = { 0.0f, 0.0f };
+    if (kind == UN_SCALE || kind == UN_CLAMP || kind == UN_LEAKY_RELU) {
+        p[0] = ggml_x_get_op_params_f32(dst, 0);
+        p[1] = ggml_x_get_op_params_f32(dst, 1);
+    }
+
+    const int64_t ne0 = dst->ne[0], ne1 = dst->ne[1], ne2 = dst->ne[2];
+    const size_t snb0 = src0->nb[0], dnb0 = dst->nb[0];
+    const bool dense = snb0 == sizeof(float) && dnb0 == sizeof(float);
+
+    int64_t ir0, ir1;
+    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
+        const char * x = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+        char * y = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        if (dense) {
+            unary_vec(kind, ne0, (float *) y, (const float *) x, p);
+            continue;
+        }
+        float tmp[UNARY_CHUNK];
+        for (int64_t c0 = 0; c0 < ne0; c0 += UNARY_CHUNK) {
+            const int64_t n = GGML_X_MIN(ne0 - c0, (int64_t) UNARY_CHUNK);
+            for (int64_t i = 0; i < n; i++) {
+                tmp[i] = *(const float *) (x + (c0 + i) * snb0);
+            }
+            unary_vec(kind, n, tmp, tmp, p);
+            for (int64_t i = 0; i < n; i++) {
+                *(float *) (y + (c0 + i) * dnb0) = tmp[i];
+            }
+        }
+    }
+}
+
+static void unary_op_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, ggml_x_get_op_params_i32(dst, 0));
+}
+static void sqr_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, UN_SQR);
+}
+static void sqrt_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, UN_SQRT);
+}
+static void log_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, UN_LOG);
+}
+static void scale_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, UN_SCALE);
+}
+static void clamp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, UN_CLAMP);
+}
+static void leaky_relu_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    unary_forward(cc, dst, UN_LEAKY_RELU);
+}
+
+const struct ggml_cpu_op ggml_cpu_op_unary = { .forward = unary_op_forward, .supports = unary_op_supports };
+const struct ggml_cpu_op ggml_cpu_op_sqr = { .forward = sqr_forward, .supports = unary_supports_common };
+const struct ggml_cpu_op ggml_cpu_op_sqrt = { .forward = sqrt_forward, .supports = unary_supports_common };
+const struct ggml_cpu_op ggml_cpu_op_log = { .forward = log_forward, .supports = unary_supports_common };
+const struct ggml_cpu_op ggml_cpu_op_scale = { .forward = scale_forward, .supports = unary_supports_common };
+const struct ggml_cpu_op ggml_cpu_op_clamp = { .forward = clamp_forward, .supports = unary_supports_common };
+const struct ggml_cpu_op ggml_cpu_op_leaky_relu = { .forward = leaky_relu_forward, .supports = unary_supports_common };

@@ -1,0 +1,57 @@
+// quants-dispatch.c - selects the SIMD level's kernels once (see quants-simd.h).
+
+#include "cpu/quants-simd.h"
+#include "ggml-quants.h"
+
+#include <pthread.h>
+
+static void ggml_x_quant_kernels_scalar(struct ggml_x_quant_kernels * k) {
+    k->quantize_row_q8_0 = ggml_x_quantize_row_q8_0_ref;
+    k->quantize_row_q8_K = ggml_x_quantize_row_q8_K_ref;
+    k->vec_dot_q8_0_q8_0 = ggml_x_vec_dot_q8_0_q8_0_ref;
+    k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_ref;
+    k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_ref;
+    k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_ref;
+    k->fp16_to_fp32_row  = ggml_x_fp16_to_fp32_row_scalar;
+    k->fp32_to_fp16_row  = ggml_x_fp32_to_fp16_row_scalar;
+}
+
+bool ggml_x_quant_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_quant_kernels * k) {
+    ggml_x_quant_kernels_scalar(k);
+    if (!ggml_x_cpu_level_supported(level)) {
+        return false;
+    }
+    switch (level) {
+        case GGML_X_CPU_SCALAR:
+            return true;
+#if defined(__x86_64__)
+        case GGML_X_CPU_AVX2:
+            ggml_x_quant_kernels_avx2(k);
+            return true;
+        case GGML_X_CPU_AVX512:
+            ggml_x_quant_kernels_avx2(k);
+            ggml_x_quant_kernels_avx512(k);
+            return true;
+        case GGML_X_CPU_AVX512_VNNI:
+            ggml_x_quant_kernels_avx2(k);
+            ggml_x_quant_kernels_avx512(k);
+            ggml_x_quant_kernels_avx512_vnni(k);
+            return true;
+#endif
+        default:
+            // arm64 levels have no variants yet: the scalar kernels serve them
+            return true;
+    }
+}
+
+static struct ggml_x_quant_kernels g_active;
+static pthread_once_t              g_active_once = PTHREAD_ONCE_INIT;
+
+static void ggml_x_quant_kernels_select(void) {
+    ggml_x_quant_kernels_for_level(ggml_x_cpu_level(), &g_active);
+}
+
+const struct ggml_x_quant_kernels * ggml_x_quant_kernels_active(void) {
+    pthread_once(&g_active_once, ggml_x_quant_kernels_select);
+    return &g_active;
+}

@@ -1,0 +1,54 @@
+// quants-simd.h - the kernels with SIMD variants and their run-time selection.
+//
+// A struct ggml_x_quant_kernels holds one implementation of each kernel. The scalar level holds
+// the reference kernels of ggml-quants.c and cpu/convert.c; each SIMD level file
+// (cpu/quants-avx2.c, cpu/quants-avx512.c, ...) overrides the entries it implements. Every
+// variant computes what the scalar kernel computes (quantizers bit-exact, dot products to
+// float rounding).
+
+#ifndef GGML_X_QUANTS_SIMD_H
+#define GGML_X_QUANTS_SIMD_H
+
+#include "ggml.h"
+#include "cpu/cpu-features.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ggml_x_quant_kernels {
+    ggml_from_float_t quantize_row_q8_0;
+    ggml_from_float_t quantize_row_q8_K;
+    ggml_vec_dot_t    vec_dot_q8_0_q8_0;
+    ggml_vec_dot_t    vec_dot_q4_0_q8_0;
+    ggml_vec_dot_t    vec_dot_q4_K_q8_K;
+    ggml_vec_dot_t    vec_dot_q6_K_q8_K;
+    void (*fp16_to_fp32_row)(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
+    void (*fp32_to_fp16_row)(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
+};
+
+// Kernels of exactly `level` (scalar entries where the level has no variant). Returns false
+// (and fills scalar kernels) when the level is not compiled in or this CPU cannot run it.
+bool ggml_x_quant_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_quant_kernels * k);
+
+// the kernels of ggml_x_cpu_level(), selected once (thread-safe)
+const struct ggml_x_quant_kernels * ggml_x_quant_kernels_active(void);
+
+// level files: override the entries they implement (defined on x86-64 only)
+void ggml_x_quant_kernels_avx2(struct ggml_x_quant_kernels * k);
+void ggml_x_quant_kernels_avx512(struct ggml_x_quant_kernels * k);
+void ggml_x_quant_kernels_avx512_vnni(struct ggml_x_quant_kernels * k);
+
+// scalar fp16 row conversions (cpu/convert.c; bit-exact, round to nearest even)
+void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
+void ggml_x_fp32_to_fp16_row_scalar(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
+
+// the selected fp16 row conversions: what ggml_fp16_to_fp32_row / ggml_fp32_to_fp16_row use
+void ggml_x_fp16_to_fp32_row_simd(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
+void ggml_x_fp32_to_fp16_row_simd(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // GGML_X_QUANTS_SIMD_H

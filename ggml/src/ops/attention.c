@@ -1,0 +1,201 @@
+// attention.c - constructors of the attention-related ops: diag_mask_inf/zero, soft_max,
+// soft_max_ext, rope, rope_custom (+ inplace), alibi, and ggml_rope_yarn_corr_dims.
+
+#include "ops-common.h"
+
+#include <math.h>
+
+// --- causal masks ----------------------------------------------------------------------------
+
+static struct ggml_tensor * x_diag_mask(struct ggml_context * ctx, const char * fn, enum ggml_op op,
+                                        struct ggml_tensor * a, int n_past, bool inplace) {
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, a);
+    struct ggml_tensor * srcs[1] = { a };
+    struct ggml_tensor * result = x_op_like(ctx, fn, op, a, inplace, 1, srcs);
+    if (result == NULL) {
+        return NULL;
+    }
+    ggml_x_set_op_params_i32(result, 0, n_past);
+    return result;
+}
+
+struct ggml_tensor * ggml_diag_mask_inf(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
+    return x_diag_mask(ctx, "ggml_diag_mask_inf", GGML_OP_DIAG_MASK_INF, a, n_past, false);
+}
+
+struct ggml_tensor * ggml_diag_mask_inf_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
+    return x_diag_mask(ctx, "ggml_diag_mask_inf_inplace", GGML_OP_DIAG_MASK_INF, a, n_past, true);
+}
+
+struct ggml_tensor * ggml_diag_mask_zero(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
+    return x_diag_mask(ctx, "ggml_diag_mask_zero", GGML_OP_DIAG_MASK_ZERO, a, n_past, false);
+}
+
+struct ggml_tensor * ggml_diag_mask_zero_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
+    return x_diag_mask(ctx, "ggml_diag_mask_zero_inplace", GGML_OP_DIAG_MASK_ZERO, a, n_past, true);
+}
+
+// --- soft_max --------------------------------------------------------------------------------
+
+// soft_max(a*scale + mask) per row; mask (optional): F32, dense, [a0, m1, 1, 1] with m1 dividing
+// the rows of a. f32[0] = scale, src1 = mask.
+static struct ggml_tensor * x_soft_max(struct ggml_context * ctx, const char * fn, struct ggml_tensor * a,
+                                       struct ggml_tensor * mask, float scale, bool inplace) {
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, a);
+    if (mask != NULL) {
+        GGML_X_CHECK(ctx, mask->type == GGML_TYPE_F32, "%s: mask must be F32 (got %s)", fn, x_type_name(mask->type));
+        GGML_X_CHECK(ctx, ggml_is_contiguous(mask), "%s: mask must be contiguous (mask %s)", fn, X_SHAPE(mask));
+        GGML_X_CHECK(ctx, mask->ne[2] == 1 && mask->ne[3] == 1, "%s: mask must be a matrix (mask %s)",
+                     fn, X_SHAPE(mask));
+        GGML_X_CHECK(ctx, mask->ne[0] == a->ne[0] && x_can_repeat(mask, a),
+                     "%s: mask %s does not broadcast over the rows of a %s", fn, X_SHAPE(mask), X_SHAPE(a));
+    }
+    struct ggml_tensor * srcs[2] = { a, mask };
+    struct ggml_tensor * result = x_op_like(ctx, fn, GGML_OP_SOFT_MAX, a, inplace, mask ? 2 : 1, srcs);
+    if (result == NULL) {
+        return NULL;
+    }
+    ggml_x_set_op_params_f32(result, 0, scale);
+    return result;
+}
+
+struct ggml_tensor * ggml_soft_max(struct ggml_context * ctx, struct ggml_tensor * a) {
+    return x_soft_max(ctx, "ggml_soft_max", a, NULL, 1.0f, false);
+}
+
+struct ggml_tensor * ggml_soft_max_inplace(struct ggml_context * ctx, struct ggml_tensor * a) {
+    return x_soft_max(ctx, "ggml_soft_max_inplace", a, NULL, 1.0f, true);
+}
+
+struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * mask,
+                                       float scale) {
+    return x_soft_max(ctx, "ggml_soft_max_ext", a, mask, scale, false);
+}
+
+// --- rope ------------------------------------------------------------------------------------
+
+struct x_rope_params {
+    int n_dims, mode, n_ctx, n_orig_ctx;
+    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, xpos_base;
+    bool xpos_down;
+};
+
+// rotary embedding of a; b holds one I32 position per a->ne[2]
+static struct ggml_tensor * x_rope(struct ggml_context * ctx, const char * fn, struct ggml_tensor * a,
+                                   struct ggml_tensor * b, const struct x_rope_params * p, bool inplace) {
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, a);
+    X_CHECK_TENSOR(ctx, fn, b);
+    GGML_X_CHECK(ctx, b->type == GGML_TYPE_I32, "%s: b (positions) must be I32 (got %s)", fn, x_type_name(b->type));
+    GGML_X_CHECK(ctx, ggml_is_vector(b), "%s: b (positions) must be a vector (b %s)", fn, X_SHAPE(b));
+    GGML_X_CHECK(ctx, a->ne[2] == b->ne[0], "%s: a->ne[2] (%" PRId64 ") != b->ne[0] (%" PRId64 ") (a %s, b %s)",
+                 fn, a->ne[2], b->ne[0], X_SHAPE(a), X_SHAPE(b));
+    GGML_X_CHECK(ctx, p->n_dims > 0, "%s: n_dims must be > 0 (got %d)", fn, p->n_dims);
+    GGML_X_CHECK(ctx, (p->mode & 4) != 0 || p->n_dims <= a->ne[0],
+                 "%s: n_dims (%d) > a->ne[0] (%" PRId64 ")", fn, p->n_dims, a->ne[0]);
+    struct ggml_tensor * srcs[2] = { a, b };
+    struct ggml_tensor * result = x_op_like(ctx, fn, GGML_OP_ROPE, a, inplace, 2, srcs);
+    if (result == NULL) {
+        return NULL;
+    }
+    ggml_x_set_op_params_i32(result, 0, 0); // n_past (unused)
+    ggml_x_set_op_params_i32(result, 1, p->n_dims);
+    ggml_x_set_op_params_i32(result, 2, p->mode);
+    ggml_x_set_op_params_i32(result, 3, p->n_ctx);
+    ggml_x_set_op_params_i32(result, 4, p->n_orig_ctx);
+    ggml_x_set_op_params_f32(result, 5, p->freq_base);
+    ggml_x_set_op_params_f32(result, 6, p->freq_scale);
+    ggml_x_set_op_params_f32(result, 7, p->ext_factor);
+    ggml_x_set_op_params_f32(result, 8, p->attn_factor);
+    ggml_x_set_op_params_f32(result, 9, p->beta_fast);
+    ggml_x_set_op_params_f32(result, 10, p->beta_slow);
+    ggml_x_set_op_params_f32(result, 11, p->xpos_base);
+    ggml_x_set_op_params_i32(result, 12, p->xpos_down ? 1 : 0);
+    return result;
+}
+
+// plain rope: no context extension (the YaRN parameters only matter with ext_factor != 0)
+static struct x_rope_params x_rope_plain(int n_dims, int mode, int n_ctx) {
+    struct x_rope_params p = {
+        .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = 0,
+        .freq_base = 10000.0f, .freq_scale = 1.0f, .ext_factor = 0.0f, .attn_factor = 1.0f,
+        .beta_fast = 0.0f, .beta_slow = 0.0f, .xpos_base = 0.0f, .xpos_down = false,
+    };
+    return p;
+}
+
+struct ggml_tensor * ggml_rope(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                               int n_dims, int mode, int n_ctx) {
+    const struct x_rope_params p = x_rope_plain(n_dims, mode, n_ctx);
+    return x_rope(ctx, "ggml_rope", a, b, &p, false);
+}
+
+struct ggml_tensor * ggml_rope_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                       int n_dims, int mode, int n_ctx) {
+    const struct x_rope_params p = x_rope_plain(n_dims, mode, n_ctx);
+    return x_rope(ctx, "ggml_rope_inplace", a, b, &p, true);
+}
+
+struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                      int n_dims, int mode, int n_ctx, int n_orig_ctx, float freq_base,
+                                      float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                                      float beta_slow) {
+    const struct x_rope_params p = {
+        .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = n_orig_ctx,
+        .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
+        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false,
+    };
+    return x_rope(ctx, "ggml_rope_custom", a, b, &p, false);
+}
+
+struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
+                                              struct ggml_tensor * b, int n_dims, int mode, int n_ctx,
+                                              int n_orig_ctx, float freq_base, float freq_scale, float ext_factor,
+                                              float attn_factor, float beta_fast, float beta_slow) {
+    const struct x_rope_params p = {
+        .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = n_orig_ctx,
+        .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
+        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false,
+    };
+    return x_rope(ctx, "ggml_rope_custom_inplace", a, b, &p, true);
+}
+
+// The rotation dimension at which the wavelength of a frequency spans n_rot turns over the
+// original context: n_dims * ln(n_orig_ctx / (2*pi*n_rot)) / (2 * ln(base)).
+static float x_yarn_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {
+    const float two_pi = 6.28318530717958647692f;
+    return (float) n_dims * logf((float) n_orig_ctx / (n_rot * two_pi)) / (2.0f * logf(base));
+}
+
+void ggml_rope_yarn_corr_dims(int n_dims, int n_orig_ctx, float freq_base, float beta_fast, float beta_slow,
+                              float dims[2]) {
+    const float lo = floorf(x_yarn_dim(n_dims, n_orig_ctx, beta_fast, freq_base));
+    const float hi = ceilf(x_yarn_dim(n_dims, n_orig_ctx, beta_slow, freq_base));
+    dims[0] = 0.0f > lo ? 0.0f : lo;
+    dims[1] = (float) (n_dims - 1) < hi ? (float) (n_dims - 1) : hi;
+}
+
+// --- alibi -----------------------------------------------------------------------------------
+
+// ALiBi bias added to attention scores a [n_kv, n_tokens, n_head, 1];
+// i32[0] = n_past, i32[1] = n_head, f32[2] = bias_max
+struct ggml_tensor * ggml_alibi(struct ggml_context * ctx, struct ggml_tensor * a, int n_past, int n_head,
+                                float bias_max) {
+    const char * fn = "ggml_alibi";
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, a);
+    GGML_X_CHECK(ctx, n_past >= 0, "%s: n_past must be >= 0 (got %d)", fn, n_past);
+    GGML_X_CHECK(ctx, n_head > 0 && n_head == a->ne[2], "%s: n_head (%d) must equal a->ne[2] (%" PRId64 ")",
+                 fn, n_head, a->ne[2]);
+    struct ggml_tensor * srcs[1] = { a };
+    struct ggml_tensor * result = x_op_like(ctx, fn, GGML_OP_ALIBI, a, false, 1, srcs);
+    if (result == NULL) {
+        return NULL;
+    }
+    ggml_x_set_op_params_i32(result, 0, n_past);
+    ggml_x_set_op_params_i32(result, 1, n_head);
+    ggml_x_set_op_params_f32(result, 2, bias_max);
+    return result;
+}
