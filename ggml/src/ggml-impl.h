@@ -119,7 +119,7 @@ static inline void ggml_x_set_op_params_f32(struct ggml_tensor * t, int i, float
 //                           f32[9] = beta_fast, f32[10] = beta_slow, f32[11] = xpos_base,
 //                           i32[12] = xpos_down; src1 = I32 positions
 //                           (ggml_rope: n_orig_ctx = 0, freq_base 10000, freq_scale 1,
-//                           ext_factor 0, attn_factor 1, beta_fast 32, beta_slow 1)
+//                           ext_factor 0, attn_factor 1, beta_fast 0, beta_slow 0)
 //   ALIBI                   i32[0] = n_past, i32[1] = n_head, f32[2] = bias_max
 //   CLAMP                   f32[0] = min, f32[1] = max
 //   CONV_TRANSPOSE_1D       i32[0..2] = s0, p0, d0; src0 = kernel, src1 = input

@@ -209,7 +209,7 @@ struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct
 
 // pooled length as the reference computes it (in float, truncated)
 static int64_t x_pool_out(int64_t in, int k, int s, float p) {
-    return (int64_t) ((in + 2 * p - k) / s + 1);
+    return (int64_t) (((float) in + 2.0f * p - (float) k) / (float) s + 1.0f);
 }
 
 // 1-D pooling of each row: [n0, n1, n2, n3] -> [(n0 + 2*p0 - k0)/s0 + 1, n1, n2, n3] F32.
