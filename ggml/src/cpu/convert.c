@@ -1,6 +1,6 @@
 // convert.c - fp16 <-> fp32 row conversions: portable bit-exact scalar code (round to nearest
-// even, NaNs kept quiet with their top payload bits, as F16C does) and the F16C / AVX-512
-// variants, selected at run time through quants-simd.h.
+// even, NaNs kept quiet with their top payload bits, as F16C does) and the F16C / AVX-512 /
+// NEON variants, selected at run time through quants-simd.h.
 
 #include "cpu/quants-simd.h"
 
@@ -10,6 +10,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 static inline float ggml_x_half_bits_to_float(uint16_t h) {
@@ -132,6 +134,44 @@ void ggml_x_convert_kernels_avx512(struct ggml_x_quant_kernels * k) {
 }
 
 #endif // __x86_64__
+
+#if defined(__aarch64__)
+
+// FCVT converts exactly like the scalar code under the default FPCR (round to nearest even,
+// subnormals kept, NaNs quieted with their top payload bits)
+static void ggml_x_fp16_to_fp32_row_neon(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *) (x + i)));
+        vst1q_f32(y + i, vcvt_f32_f16(vget_low_f16(h)));
+        vst1q_f32(y + i + 4, vcvt_high_f32_f16(h));
+    }
+    for (; i + 4 <= n; i += 4) {
+        vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) (x + i)))));
+    }
+    ggml_x_fp16_to_fp32_row_scalar(x + i, y + i, n - i);
+}
+
+static void ggml_x_fp32_to_fp16_row_neon(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const float16x8_t h = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(x + i)), vld1q_f32(x + i + 4));
+        vst1q_u16((uint16_t *) (y + i), vreinterpretq_u16_f16(h));
+    }
+    for (; i + 4 <= n; i += 4) {
+        vst1_u16((uint16_t *) (y + i), vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+    }
+    ggml_x_fp32_to_fp16_row_scalar(x + i, y + i, n - i);
+}
+
+void ggml_x_convert_kernels_neon(struct ggml_x_quant_kernels * k);
+
+void ggml_x_convert_kernels_neon(struct ggml_x_quant_kernels * k) {
+    k->fp16_to_fp32_row = ggml_x_fp16_to_fp32_row_neon;
+    k->fp32_to_fp16_row = ggml_x_fp32_to_fp16_row_neon;
+}
+
+#endif // __aarch64__
 
 void ggml_x_fp16_to_fp32_row_simd(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n) {
     ggml_x_quant_kernels_active()->fp16_to_fp32_row(x, y, n);

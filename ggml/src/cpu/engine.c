@@ -8,6 +8,7 @@
 
 #include "engine.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -128,7 +129,10 @@ struct ggml_x_compute {
     size_t work_size;
     bool (*abort_cb)(void * data);
     void * abort_data;
-    _Atomic int aborted;
+    // index of the node after which the compute stops (INT_MAX: none). Thread 0 may set it for
+    // node i while a slower thread still leaves the barrier of node i - 1, so threads compare it
+    // with their own position instead of reading a plain flag.
+    _Atomic int stop_after;
 };
 
 static void ggml_x_compute_thread(void * arg, int ith, int nth) {
@@ -159,12 +163,12 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
             break; // the pool waits for every thread anyway
         }
         if (ith == 0 && st->abort_cb != NULL && st->abort_cb(st->abort_data)) {
-            atomic_store_explicit(&st->aborted, 1, memory_order_relaxed);
+            atomic_store_explicit(&st->stop_after, i, memory_order_relaxed);
         }
         if (nth > 1) {
             ggml_x_barrier_wait(&st->graph_barrier, nth);
         }
-        if (atomic_load_explicit(&st->aborted, memory_order_relaxed)) {
+        if (atomic_load_explicit(&st->stop_after, memory_order_relaxed) <= i) {
             break;
         }
     }
@@ -207,13 +211,13 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
     };
     ggml_x_barrier_init(&st.node_barrier);
     ggml_x_barrier_init(&st.graph_barrier);
-    atomic_init(&st.aborted, 0);
+    atomic_init(&st.stop_after, INT_MAX);
 
     ggml_x_threadpool_run(pool, n_threads, ggml_x_compute_thread, &st);
 
     ggml_x_barrier_destroy(&st.node_barrier);
     ggml_x_barrier_destroy(&st.graph_barrier);
-    return atomic_load(&st.aborted) == 0;
+    return atomic_load(&st.stop_after) == INT_MAX;
 }
 
 bool ggml_x_cpu_graph_compute(struct ggml_x_threadpool * pool, struct ggml_cgraph * g, int n_threads,
@@ -289,15 +293,11 @@ void ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph *
     const size_t work_size = ggml_x_cpu_graph_work_size(cgraph, n_threads);
     void * work = NULL;
     if (work_size > 0) {
-        // the work memory comes from ctx's arena, also when ctx holds metadata only
-        const bool no_alloc = ggml_get_no_alloc(ctx);
-        ggml_set_no_alloc(ctx, false);
-        struct ggml_tensor * buf = ggml_new_tensor_1d(ctx, GGML_TYPE_I8, (int64_t) work_size);
-        ggml_set_no_alloc(ctx, no_alloc);
-        if (buf == NULL) {
-            return; // reported by ggml_new_tensor_1d
+        // the work memory is an object of ctx's arena, also when ctx holds metadata only
+        work = ggml_x_ctx_alloc(ctx, GGML_OBJECT_WORK_BUFFER, work_size);
+        if (work == NULL) {
+            return; // reported by ggml_x_ctx_alloc
         }
-        work = buf->data;
     }
     ggml_x_default_compute(ctx, cgraph, n_threads, work, work_size, NULL, NULL);
 }

@@ -14,10 +14,16 @@
 //
 // Phase 2 is organised around "column sets": up to MM_MAX_COLS src1 columns that use the same
 // weight matrix. A strategy function computes a range of src0 rows for such a set; the baseline
-// is mm_rows_cols_generic (vec_dot per element). Packed GEMM micro-kernels can be added as other
-// strategies chosen in mm_pick_strategy.
+// is mm_rows_cols_generic (vec_dot per element).
+//
+// MUL_MAT with enough src1 columns per weight matrix (MM_GEMM_MIN_N_*) instead uses the packed
+// GEMMs of gemm.h: phase 1 then packs src1 into the micro-kernel layout (F32 for F32/F16
+// weights, q8_0/q8_K for Q4_0/Q8_0/Q4_K), and phase 2 splits the weight rows (or whole
+// batches) between threads. As in the reference, F16 weights see src1 rounded to F16 on both
+// paths (the GEMM packs the rounded values as F32).
 
 #include "../ggml-impl.h"
+#include "cpu/gemm.h"
 
 #include <math.h>
 
@@ -25,6 +31,10 @@
 #define MM_BLK_COLS 4  // src1 columns per tile
 #define MM_MAX_COLS 64 // columns per column set
 #define MM_ALIGN    64
+
+// smallest src1 column count per weight matrix that uses the packed GEMMs
+#define MM_GEMM_MIN_N_F 8
+#define MM_GEMM_MIN_N_Q 8
 
 static inline size_t mm_align(size_t n) {
     return (n + MM_ALIGN - 1) & ~(size_t) (MM_ALIGN - 1);
@@ -59,12 +69,29 @@ struct mm_src1 {
     int64_t ne10, ne11, ne12, ne13;
 };
 
+// the dot product of weights of type wtype used on the dot-product path, and the type src1 rows
+// are fed to it in
+static ggml_vec_dot_t mm_dot_for(enum ggml_type wtype, enum ggml_type * act_type) {
+    const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
+    if (wtype == GGML_TYPE_F32 && k->dot_f32 != NULL) {
+        *act_type = GGML_TYPE_F32;
+        return k->dot_f32;
+    }
+    if (wtype == GGML_TYPE_F16 && k->dot_f16 != NULL) {
+        *act_type = GGML_TYPE_F16;
+        return k->dot_f16;
+    }
+    const ggml_type_traits_t * tw = ggml_x_type_traits(wtype);
+    *act_type = tw->vec_dot_type;
+    return tw->vec_dot;
+}
+
 static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor * b, struct mm_src1 * p) {
     const ggml_type_traits_t * tw = ggml_x_type_traits(w->type);
     if (tw == NULL) {
         return false;
     }
-    p->vd_type  = tw->vec_dot_type;
+    mm_dot_for(w->type, &p->vd_type);
     p->ne10 = b->ne[0];
     p->ne11 = b->ne[1];
     p->ne12 = b->ne[2];
@@ -235,7 +262,183 @@ static bool mul_mat_supports(const struct ggml_tensor * dst) {
     return mm_supports_types(a, b, dst);
 }
 
+// ---------------------------------------------------------------------------------------------
+// MUL_MAT through the packed GEMMs (gemm.h)
+
+enum mm_gemm_kind { MM_GEMM_NONE, MM_GEMM_F, MM_GEMM_Q };
+
+struct mm_gemm_plan {
+    enum mm_gemm_kind kind;
+    int64_t m, n, k, nbatch;   // rows of W, src1 columns, row length, batches (ne12*ne13)
+    int     panel;             // src1 columns per X panel (phase 1 work unit)
+    int     row_unit;          // W rows per panel (phase 2 split unit)
+    size_t  xpack;             // X pack bytes of one batch (aligned)
+    size_t  thread;            // per-thread scratch: packing buffer, float row, q8 row (aligned)
+    size_t  scratch_off;       // offset of the float row in a thread's scratch
+    size_t  q8_off;            // offset of the q8 row
+};
+
+static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct ggml_tensor * b,
+                                      const struct ggml_tensor * dst) {
+    const int mode = ggml_x_gemm_testing_mode();
+    if (mode == 1 || dst->nb[0] != sizeof(float)) {
+        return MM_GEMM_NONE;
+    }
+    const int64_t n = b->ne[1];
+    if ((a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && ggml_x_gemm_f_supported(a->type)) {
+        // src1: F32 (any strides) or F16 (F16 weights), gathered to F32 rows
+        if (mode == 2 || n >= MM_GEMM_MIN_N_F) {
+            return MM_GEMM_F;
+        }
+        return MM_GEMM_NONE;
+    }
+    if (ggml_x_qgemm_supported(a->type)) {
+        const enum ggml_type vd = ggml_x_type_traits(a->type)->vec_dot_type;
+        const bool b_ok = b->type == GGML_TYPE_F32 || (b->type == vd && b->nb[0] == ggml_x_type_traits(vd)->type_size);
+        if (b_ok && (mode == 2 || n >= MM_GEMM_MIN_N_Q)) {
+            return MM_GEMM_Q;
+        }
+    }
+    return MM_GEMM_NONE;
+}
+
+static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    memset(g, 0, sizeof(*g));
+    g->kind = mm_gemm_kind(a, b, dst);
+    if (g->kind == MM_GEMM_NONE) {
+        return false;
+    }
+    const struct ggml_x_gemm_kernels * kr = ggml_x_gemm_kernels_active();
+    g->m = a->ne[1];
+    g->n = b->ne[1];
+    g->k = a->ne[0];
+    g->nbatch = b->ne[2] * b->ne[3];
+    size_t pack;
+    size_t q8 = 0;
+    if (g->kind == MM_GEMM_F) {
+        g->panel    = kr->nr;
+        g->row_unit = kr->mr;
+        g->xpack    = mm_align(ggml_x_gemm_f_xpack_size(g->n, g->k));
+        pack        = ggml_x_gemm_f_thread_size(g->k);
+    } else {
+        g->panel    = kr->qc;
+        g->row_unit = kr->qr;
+        g->xpack    = mm_align(ggml_x_qgemm_xpack_size(a->type, g->n, g->k));
+        pack        = ggml_x_qgemm_thread_size(a->type, g->k);
+        q8          = mm_row_size(ggml_x_type_traits(a->type)->vec_dot_type, g->k);
+    }
+    if (g->kind == MM_GEMM_F && a->type == GGML_TYPE_F16) {
+        q8 = (size_t) g->k * sizeof(ggml_fp16_t); // src1 rows rounded to F16
+    }
+    g->scratch_off = mm_align(pack);
+    g->q8_off      = g->scratch_off + mm_align((size_t) g->k * sizeof(float));
+    g->thread      = g->q8_off + mm_align(q8);
+    return true;
+}
+
+static size_t mm_gemm_work_size(const struct mm_gemm_plan * g, int n_threads) {
+    return MM_ALIGN + (size_t) g->nbatch * g->xpack + (size_t) n_threads * g->thread;
+}
+
+// Phase 1: packs every src1 column of every batch; work units are (batch, X panel).
+static void mm_gemm_pack_src1(const struct ggml_cpu_ctx * cc, const struct ggml_tensor * a,
+                              const struct ggml_tensor * b, const struct mm_gemm_plan * g,
+                              char * xbase, char * tscratch) {
+    const int64_t ne12 = b->ne[2];
+    const int64_t np = (g->n + g->panel - 1) / g->panel;
+    float * rowbuf = (float *) (tscratch + g->scratch_off);
+    void * q8buf = tscratch + g->q8_off;
+    const bool f32_rows = b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float);
+    const ggml_from_float_t quantize = g->kind == MM_GEMM_Q ?
+        ggml_x_type_traits(ggml_x_type_traits(a->type)->vec_dot_type)->from_float : NULL;
+
+    int64_t u0, u1;
+    mm_split(g->nbatch * np, cc->ith, cc->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t bi = u / np, p = u % np;
+        const int64_t i12 = bi % ne12, i13 = bi / ne12;
+        char * xp = xbase + (size_t) bi * g->xpack;
+        const int64_t j1 = GGML_X_MIN(g->n, (p + 1) * g->panel);
+        for (int64_t j = p * g->panel; j < j1; j++) {
+            const char * src = (const char *) b->data + j*b->nb[1] + i12*b->nb[2] + i13*b->nb[3];
+            if (g->kind == MM_GEMM_Q && b->type != GGML_TYPE_F32) {
+                // already in the vec_dot type with contiguous rows
+                ggml_x_qgemm_pack_x(a->type, src, j, g->k, xp);
+                continue;
+            }
+            const float * row = (const float *) src;
+            if (!f32_rows) {
+                for (int64_t i10 = 0; i10 < g->k; i10++) {
+                    rowbuf[i10] = mm_load(b->type, src + i10*b->nb[0]);
+                }
+                row = rowbuf;
+            }
+            if (g->kind == MM_GEMM_F) {
+                if (a->type == GGML_TYPE_F16 && b->type == GGML_TYPE_F32) {
+                    ggml_fp32_to_fp16_row(row, (ggml_fp16_t *) q8buf, (int) g->k);
+                    ggml_fp16_to_fp32_row((const ggml_fp16_t *) q8buf, rowbuf, (int) g->k);
+                    row = rowbuf;
+                }
+                ggml_x_gemm_f_pack_x(row, j, g->k, (float *) xp);
+            } else {
+                quantize(row, q8buf, (int) g->k);
+                ggml_x_qgemm_pack_x(a->type, q8buf, j, g->k, xp);
+            }
+        }
+    }
+}
+
+static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_gemm_plan * g) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    char * xbase = mm_align_ptr(cc->wdata);
+    char * tscratch = xbase + (size_t) g->nbatch * g->xpack + (size_t) cc->ith * g->thread;
+
+    mm_gemm_pack_src1(cc, a, b, g, xbase, tscratch);
+    ggml_cpu_barrier(cc);
+
+    if (g->m == 0 || g->n == 0) {
+        return;
+    }
+    const int64_t ne12 = b->ne[2];
+    const int64_t r2 = ne12 / a->ne[2];
+    const int64_t r3 = b->ne[3] / a->ne[3];
+    const int64_t ldd = (int64_t) (dst->nb[1] / sizeof(float));
+
+    // whole batches per thread when they divide well, else the rows of every batch
+    int64_t b0 = 0, b1 = g->nbatch, i0 = 0, i1 = g->m;
+    if (g->nbatch >= cc->nth && (g->nbatch % cc->nth == 0 || g->nbatch >= 4 * (int64_t) cc->nth)) {
+        mm_split(g->nbatch, cc->ith, cc->nth, &b0, &b1);
+    } else {
+        const int64_t units = (g->m + g->row_unit - 1) / g->row_unit;
+        int64_t u0, u1;
+        mm_split(units, cc->ith, cc->nth, &u0, &u1);
+        i0 = GGML_X_MIN(u0 * g->row_unit, g->m);
+        i1 = GGML_X_MIN(u1 * g->row_unit, g->m);
+    }
+    if (i0 >= i1) {
+        return;
+    }
+    for (int64_t bi = b0; bi < b1; bi++) {
+        const int64_t i12 = bi % ne12, i13 = bi / ne12;
+        const char * w = (const char *) a->data + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
+        const char * xp = xbase + (size_t) bi * g->xpack;
+        float * d = (float *) ((char *) dst->data + i12*dst->nb[2] + i13*dst->nb[3]);
+        if (g->kind == MM_GEMM_F) {
+            ggml_x_gemm_f_compute(a->type, w, a->nb[1], i0, i1, g->n, g->k, (const float *) xp, d, ldd, tscratch);
+        } else {
+            ggml_x_qgemm_compute(a->type, w, a->nb[1], i0, i1, g->n, g->k, xp, d, ldd, tscratch);
+        }
+    }
+}
+
 static size_t mul_mat_work_size(const struct ggml_tensor * dst, int n_threads) {
+    struct mm_gemm_plan g;
+    if (mm_gemm_plan(dst, &g)) {
+        return mm_gemm_work_size(&g, n_threads);
+    }
     struct mm_src1 p;
     if (!mm_src1_plan(dst->src[0], dst->src[1], &p)) {
         return 0;
@@ -246,6 +449,12 @@ static size_t mul_mat_work_size(const struct ggml_tensor * dst, int n_threads) {
 static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
+
+    struct mm_gemm_plan g;
+    if (mm_gemm_plan(dst, &g)) {
+        mm_gemm_forward(cc, dst, &g);
+        return;
+    }
 
     struct mm_src1 p;
     mm_src1_plan(a, b, &p);
@@ -265,7 +474,7 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.nb1   = a->nb[1];
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a->ne[0];
-    w.dot   = ggml_x_type_traits(a->type)->vec_dot;
+    w.dot   = mm_dot_for(a->type, &p.vd_type);
 
     // split by src0 rows when there are enough of them (or few columns), else by columns
     int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
@@ -391,7 +600,7 @@ static void mul_mat_id_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
     w.nb1   = a0->nb[1];
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a0->ne[0];
-    w.dot   = ggml_x_type_traits(a0->type)->vec_dot;
+    w.dot   = mm_dot_for(a0->type, &p.vd_type);
 
     int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
     if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {

@@ -5,6 +5,12 @@
 
 #include <pthread.h>
 
+#if defined(__aarch64__)
+// cpu/quants-neon.c
+void ggml_x_quant_kernels_neon(struct ggml_x_quant_kernels * k);
+void ggml_x_quant_kernels_neon_dotprod(struct ggml_x_quant_kernels * k);
+#endif
+
 static void ggml_x_quant_kernels_scalar(struct ggml_x_quant_kernels * k) {
     k->quantize_row_q8_0 = ggml_x_quantize_row_q8_0_ref;
     k->quantize_row_q8_K = ggml_x_quantize_row_q8_K_ref;
@@ -38,8 +44,17 @@ bool ggml_x_quant_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_q
             ggml_x_quant_kernels_avx512_vnni(k);
             return true;
 #endif
+#if defined(__aarch64__)
+        case GGML_X_CPU_NEON:
+            ggml_x_quant_kernels_neon(k);
+            return true;
+        case GGML_X_CPU_NEON_DOTPROD:
+            ggml_x_quant_kernels_neon(k);
+            ggml_x_quant_kernels_neon_dotprod(k);
+            return true;
+#endif
         default:
-            // arm64 levels have no variants yet: the scalar kernels serve them
+            // not reached: a supported level is scalar or of this architecture
             return true;
     }
 }

@@ -1,0 +1,191 @@
+// gemm.c - float GEMM driver (cache blocking, packing of X), the portable scalar kernels, and the
+// run-time selection of the GEMM kernels of every level (see gemm.h).
+//
+// Blocking (per thread, for its range of W rows):
+//   for each block of KC k-values:
+//     for each block of MC W rows: pack them (MC x KC floats, panels of MR rows, fits L2)
+//       for each X panel of NR columns (its KC x NR block stays in L1 across the next loop):
+//         for each W panel of MR rows: micro-kernel, accumulating into D
+// X is packed once per node (all columns, all of K) before the product starts.
+
+#include "cpu/gemm.h"
+
+#include <pthread.h>
+
+#define GEMM_KC 512
+#define GEMM_MC 256
+
+// ---------------------------------------------------------------------------------------------
+// scalar kernels (MR = 8, NR = 4)
+
+#define SC_MR 8
+#define SC_NR 4
+
+static void gemm_micro_scalar(int64_t kc, const float * a, const float * b, float * c, int64_t ldc,
+                              int nr, int n_rows, bool acc) {
+    float t[SC_NR][SC_MR];
+    for (int j = 0; j < SC_NR; j++) {
+        for (int i = 0; i < SC_MR; i++) {
+            t[j][i] = (acc && j < nr && i < n_rows) ? c[j*ldc + i] : 0.0f;
+        }
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const float * ak = a + k*SC_MR;
+        const float * bk = b + k*SC_NR;
+        for (int j = 0; j < SC_NR; j++) {
+            const float bj = bk[j];
+            for (int i = 0; i < SC_MR; i++) {
+                t[j][i] += ak[i] * bj;
+            }
+        }
+    }
+    for (int j = 0; j < nr; j++) {
+        for (int i = 0; i < n_rows; i++) {
+            c[j*ldc + i] = t[j][i];
+        }
+    }
+}
+
+static void gemm_pack_a_f32_scalar(const void * w, size_t nb1, int n_rows, int64_t k0, int64_t kc, float * a) {
+    for (int i = 0; i < SC_MR; i++) {
+        const float * row = (const float *) ((const char *) w + (size_t) i * nb1) + k0;
+        for (int64_t k = 0; k < kc; k++) {
+            a[k*SC_MR + i] = i < n_rows ? row[k] : 0.0f;
+        }
+    }
+}
+
+static void gemm_pack_a_f16_scalar(const void * w, size_t nb1, int n_rows, int64_t k0, int64_t kc, float * a) {
+    for (int i = 0; i < SC_MR; i++) {
+        const ggml_fp16_t * row = (const ggml_fp16_t *) ((const char *) w + (size_t) i * nb1) + k0;
+        for (int64_t k = 0; k < kc; k++) {
+            a[k*SC_MR + i] = i < n_rows ? GGML_FP16_TO_FP32(row[k]) : 0.0f;
+        }
+    }
+}
+
+static void gemm_kernels_scalar(struct ggml_x_gemm_kernels * k) {
+    memset(k, 0, sizeof(*k));
+    k->level      = GGML_X_CPU_SCALAR;
+    k->mr         = SC_MR;
+    k->nr         = SC_NR;
+    k->micro      = gemm_micro_scalar;
+    k->pack_a_f32 = gemm_pack_a_f32_scalar;
+    k->pack_a_f16 = gemm_pack_a_f16_scalar;
+}
+
+// ---------------------------------------------------------------------------------------------
+// selection
+
+bool ggml_x_gemm_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_gemm_kernels * k) {
+    gemm_kernels_scalar(k);
+    if (!ggml_x_cpu_level_supported(level)) {
+        return false;
+    }
+    switch (level) {
+#if defined(__x86_64__)
+        case GGML_X_CPU_AVX2:
+            ggml_x_gemm_kernels_avx2(k);
+            ggml_x_qgemm_kernels_avx2(k);
+            break;
+        case GGML_X_CPU_AVX512:
+            ggml_x_gemm_kernels_avx512(k);
+            ggml_x_qgemm_kernels_avx2(k);
+            break;
+        case GGML_X_CPU_AVX512_VNNI:
+            ggml_x_gemm_kernels_avx512(k);
+            ggml_x_qgemm_kernels_vnni(k);
+            break;
+#endif
+        default:
+            break;
+    }
+    k->level = level;
+    return true;
+}
+
+static struct ggml_x_gemm_kernels g_gemm_active;
+static pthread_once_t             g_gemm_once = PTHREAD_ONCE_INIT;
+static int                        g_gemm_mode;
+
+static void gemm_select(void) {
+    ggml_x_gemm_kernels_for_level(ggml_x_cpu_level(), &g_gemm_active);
+}
+
+const struct ggml_x_gemm_kernels * ggml_x_gemm_kernels_active(void) {
+    pthread_once(&g_gemm_once, gemm_select);
+    return &g_gemm_active;
+}
+
+bool ggml_x_gemm_testing_set_level(enum ggml_x_cpu_level level) {
+    pthread_once(&g_gemm_once, gemm_select);
+    struct ggml_x_gemm_kernels k;
+    if (!ggml_x_gemm_kernels_for_level(level, &k)) {
+        return false;
+    }
+    g_gemm_active = k;
+    return true;
+}
+
+void ggml_x_gemm_testing_set_mode(int mode) {
+    g_gemm_mode = mode;
+}
+
+int ggml_x_gemm_testing_mode(void) {
+    return g_gemm_mode;
+}
+
+// ---------------------------------------------------------------------------------------------
+// float GEMM driver
+
+bool ggml_x_gemm_f_supported(enum ggml_type wtype) {
+    const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
+    return (wtype == GGML_TYPE_F32 && k->pack_a_f32 != NULL) || (wtype == GGML_TYPE_F16 && k->pack_a_f16 != NULL);
+}
+
+size_t ggml_x_gemm_f_xpack_size(int64_t n, int64_t k) {
+    const int nr = ggml_x_gemm_kernels_active()->nr;
+    const int64_t np = (n + nr - 1) / nr;
+    return (size_t) (np * nr * k) * sizeof(float);
+}
+
+size_t ggml_x_gemm_f_thread_size(int64_t k) {
+    const int64_t kc = GGML_X_MIN(k, (int64_t) GEMM_KC);
+    return (size_t) (GEMM_MC * kc) * sizeof(float);
+}
+
+void ggml_x_gemm_f_pack_x(const float * row, int64_t j, int64_t k, float * xp) {
+    const int nr = ggml_x_gemm_kernels_active()->nr;
+    float * p = xp + (j / nr) * nr * k + (j % nr);
+    for (int64_t i = 0; i < k; i++) {
+        p[i*nr] = row[i];
+    }
+}
+
+void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, int64_t i0, int64_t i1,
+                           int64_t n, int64_t k, const float * xp, float * d, int64_t ldd, void * scratch) {
+    const struct ggml_x_gemm_kernels * kr = ggml_x_gemm_kernels_active();
+    const int mr = kr->mr, nr = kr->nr;
+    const ggml_x_gemm_pack_a_t pack = wtype == GGML_TYPE_F16 ? kr->pack_a_f16 : kr->pack_a_f32;
+    float * ap = (float *) scratch;
+
+    for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
+        const int64_t kc = GGML_X_MIN((int64_t) GEMM_KC, k - pc);
+        for (int64_t ic = i0; ic < i1; ic += GEMM_MC) {
+            const int64_t mc = GGML_X_MIN((int64_t) GEMM_MC, i1 - ic);
+            for (int64_t ir = 0; ir < mc; ir += mr) {
+                const int rows = (int) GGML_X_MIN((int64_t) mr, mc - ir);
+                pack((const char *) w + (size_t) (ic + ir) * w_nb1, w_nb1, rows, pc, kc, ap + ir*kc);
+            }
+            for (int64_t jr = 0; jr < n; jr += nr) {
+                const int ncols = (int) GGML_X_MIN((int64_t) nr, n - jr);
+                const float * bp = xp + jr*k + pc*nr; // panel jr/nr starts at (jr/nr)*nr*k
+                float * dc = d + jr*ldd + ic;
+                for (int64_t ir = 0; ir < mc; ir += mr) {
+                    const int rows = (int) GGML_X_MIN((int64_t) mr, mc - ir);
+                    kr->micro(kc, ap + ir*kc, bp, dc + ir, ldd, ncols, rows, pc > 0);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+// test-gemm.c - the packed GEMMs of MUL_MAT (cpu/gemm.h) against the dot-product path:
+// F32, F16, Q4_0, Q8_0 and Q4_K weights, sizes that are not multiples of the tiles or of the
+// cache blocks, broadcast batches, non-contiguous and pre-quantized src1, 1..3 threads, and every
+// kernel level this CPU runs (each against the scalar dot-product results).
+
+#include "ggml.h"
+#include "ggml-impl.h"
+#include "cpu/gemm.h"
+
+#include "testing.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static float rnd(void) { // uniform in [-1, 1)
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float) ((rng_state >> 40) / (double) (1 << 24)) * 2.0f - 1.0f;
+}
+
+struct mm_case {
+    enum ggml_type ta, tb;
+    int k, m, n;
+    int a2, r2;       // weight batches, broadcast factor of src1
+    bool bt;          // src1 stored transposed (non-contiguous rows)
+};
+
+static const struct mm_case k_cases[] = {
+    { GGML_TYPE_F32, GGML_TYPE_F32, 531, 37, 29, 1, 1, false }, // K over one K block, odd M, N
+    { GGML_TYPE_F32, GGML_TYPE_F32, 17, 300, 40, 1, 1, false }, // M over one M block
+    { GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 9, 1, 1, false },
+    { GGML_TYPE_F32, GGML_TYPE_F32, 64, 70, 13, 2, 2, false },  // broadcast batches
+    { GGML_TYPE_F32, GGML_TYPE_F32, 45, 33, 15, 3, 1, true },   // transposed src1
+    { GGML_TYPE_F16, GGML_TYPE_F32, 531, 37, 29, 1, 1, false },
+    { GGML_TYPE_F16, GGML_TYPE_F32, 40, 65, 12, 2, 3, false },
+    { GGML_TYPE_F16, GGML_TYPE_F16, 33, 20, 11, 1, 1, false },  // F16 src1
+    { GGML_TYPE_F16, GGML_TYPE_F32, 29, 18, 10, 1, 1, true },
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 96, 37, 19, 1, 1, false },
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 320, 17, 9, 3, 1, false },
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 64, 300, 25, 1, 1, false },
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 64, 21, 11, 1, 1, true },
+    { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, 128, 19, 13, 1, 1, false }, // pre-quantized src1
+    { GGML_TYPE_Q8_0, GGML_TYPE_F32, 96, 37, 19, 1, 1, false },
+    { GGML_TYPE_Q8_0, GGML_TYPE_F32, 160, 50, 33, 2, 2, false },
+    { GGML_TYPE_Q4_K, GGML_TYPE_F32, 512, 23, 11, 1, 1, false },
+    { GGML_TYPE_Q4_K, GGML_TYPE_F32, 256, 40, 17, 2, 1, false },
+    { GGML_TYPE_Q4_K, GGML_TYPE_F32, 768, 9, 8, 1, 1, false },
+};
+#define N_CASES ((int) (sizeof(k_cases) / sizeof(k_cases[0])))
+
+static void fill_rows(struct ggml_tensor * t) {
+    const int64_t k = t->ne[0];
+    const int64_t nrows = ggml_nelements(t) / k;
+    float * tmp = malloc(sizeof(float) * (size_t) k);
+    for (int64_t r = 0; r < nrows; r++) {
+        for (int64_t i = 0; i < k; i++) {
+            tmp[i] = rnd();
+        }
+        char * dst = (char *) t->data + r * t->nb[1]; // 2D/4D contiguous: rows in order
+        if (t->type == GGML_TYPE_F32) {
+            memcpy(dst, tmp, sizeof(float) * (size_t) k);
+        } else {
+            ggml_internal_get_type_traits(t->type).from_float(tmp, dst, (int) k);
+        }
+    }
+    free(tmp);
+}
+
+// computes d with nth threads into out (ggml_nelements floats)
+static void run(struct ggml_context * ctx, struct ggml_tensor * d, int nth, float * out) {
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, d);
+    memset(d->data, 0x7f, ggml_nbytes(d)); // every element must be written
+    ggml_graph_compute_with_ctx(ctx, gf, nth);
+    memcpy(out, d->data, ggml_nbytes(d));
+}
+
+// sum over k of |a_i b_i| for every result element, from the dequantized operands
+static void abs_sums(const struct ggml_tensor * a, const struct ggml_tensor * b, const struct ggml_tensor * d, double * sa) {
+    const int64_t k = a->ne[0];
+    float * ar = malloc(sizeof(float) * (size_t) k);
+    float * br = malloc(sizeof(float) * (size_t) k);
+    const ggml_type_traits_t tta = ggml_internal_get_type_traits(a->type);
+    const ggml_type_traits_t ttb = ggml_internal_get_type_traits(b->type);
+    const int64_t r2 = b->ne[2] / a->ne[2];
+    size_t idx = 0;
+    for (int64_t i2 = 0; i2 < d->ne[2]; i2++) {
+        for (int64_t i1 = 0; i1 < d->ne[1]; i1++) {
+            for (int64_t i = 0; i < k; i++) {
+                const char * p = (const char *) b->data + i * b->nb[0] + i1 * b->nb[1] + i2 * b->nb[2];
+                if (b->type == GGML_TYPE_F32) {
+                    br[i] = *(const float *) p;
+                } else if (b->type == GGML_TYPE_F16) {
+                    br[i] = ggml_fp16_to_fp32(*(const ggml_fp16_t *) p);
+                } else if (i == 0) {
+                    ttb.to_float(p, br, (int) k);
+                }
+            }
+            for (int64_t i0 = 0; i0 < d->ne[0]; i0++) {
+                const char * arow = (const char *) a->data + i0 * a->nb[1] + (i2 / r2) * a->nb[2];
+                if (a->type == GGML_TYPE_F32) {
+                    memcpy(ar, arow, sizeof(float) * (size_t) k);
+                } else {
+                    tta.to_float(arow, ar, (int) k);
+                }
+                double s = 0.0;
+                for (int64_t i = 0; i < k; i++) {
+                    s += fabs((double) ar[i] * br[i]);
+                }
+                sa[idx++] = s;
+            }
+        }
+    }
+    free(ar);
+    free(br);
+}
+
+// max over elements of |x - y| / sum|a_i b_i|
+static double max_rel(const float * x, const float * y, const double * sa, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double e = fabs((double) x[i] - (double) y[i]) / (sa[i] + 1e-30);
+        if (!(e <= m)) {
+            m = isnan(e) ? INFINITY : e;
+        }
+    }
+    return m;
+}
+
+static const enum ggml_x_cpu_level k_levels[] = {
+    GGML_X_CPU_SCALAR, GGML_X_CPU_AVX2, GGML_X_CPU_AVX512, GGML_X_CPU_AVX512_VNNI,
+    GGML_X_CPU_NEON, GGML_X_CPU_NEON_DOTPROD,
+};
+
+static void check_case(const struct mm_case * c) {
+    struct ggml_init_params ip = { 64u * 1024 * 1024, NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * a = ggml_new_tensor_3d(ctx, c->ta, c->k, c->m, c->a2);
+    struct ggml_tensor * b;
+    fill_rows(a);
+    if (c->bt) {
+        struct ggml_tensor * bs = ggml_new_tensor_3d(ctx, c->tb, c->n, c->k, c->a2 * c->r2);
+        fill_rows(bs);
+        b = ggml_transpose(ctx, bs);
+    } else {
+        b = ggml_new_tensor_3d(ctx, c->tb, c->k, c->n, c->a2 * c->r2);
+        fill_rows(b);
+    }
+    struct ggml_tensor * d = ggml_mul_mat(ctx, a, b);
+    const size_t ne = (size_t) ggml_nelements(d);
+    float * ref = malloc(sizeof(float) * ne);
+    float * got = malloc(sizeof(float) * ne);
+    float * got1 = malloc(sizeof(float) * ne);
+    double * sa = malloc(sizeof(double) * ne);
+    abs_sums(a, b, d, sa);
+
+    // reference: the scalar level's dot-product path
+    ggml_x_gemm_testing_set_level(GGML_X_CPU_SCALAR);
+    ggml_x_gemm_testing_set_mode(1);
+    run(ctx, d, 1, ref);
+
+    const double tol = 2e-6 * sqrt((double) c->k) + 1e-6;
+    for (size_t li = 0; li < sizeof(k_levels) / sizeof(k_levels[0]); li++) {
+        if (!ggml_x_gemm_testing_set_level(k_levels[li])) {
+            continue;
+        }
+        const char * lname = ggml_x_cpu_level_name(k_levels[li]);
+        for (int mode = 0; mode <= 2; mode++) {
+            ggml_x_gemm_testing_set_mode(mode);
+            for (int nth = 1; nth <= 3; nth++) {
+                run(ctx, d, nth, nth == 1 ? got1 : got);
+                if (nth > 1) {
+                    T_CHECK_MSG(memcmp(got, got1, sizeof(float) * ne) == 0,
+                                "%s x %s k=%d m=%d n=%d level %s mode %d: %d threads differ from 1",
+                                ggml_type_name(c->ta), ggml_type_name(c->tb), c->k, c->m, c->n, lname, mode, nth);
+                }
+            }
+            const double err = max_rel(got1, ref, sa, ne);
+            if (getenv("TEST_GEMM_VERBOSE") != NULL) {
+                printf("     %s x %s k=%d m=%d n=%d level %s mode %d: max rel err %.3g\n", ggml_type_name(c->ta),
+                       ggml_type_name(c->tb), c->k, c->m, c->n, lname, mode, err);
+            }
+            T_CHECK_MSG(err < tol, "%s x %s k=%d m=%d n=%d a2=%d r2=%d bt=%d level %s mode %d: max rel err %g",
+                        ggml_type_name(c->ta), ggml_type_name(c->tb), c->k, c->m, c->n, c->a2, c->r2, c->bt,
+                        lname, mode, err);
+        }
+    }
+    ggml_x_gemm_testing_set_mode(0);
+    ggml_x_gemm_testing_set_level(ggml_x_cpu_level());
+    free(ref);
+    free(got);
+    free(got1);
+    free(sa);
+    ggml_free(ctx);
+}
+
+static void test_gemm_float(void) {
+    for (int i = 0; i < N_CASES; i++) {
+        if (k_cases[i].ta == GGML_TYPE_F32 || k_cases[i].ta == GGML_TYPE_F16) {
+            check_case(&k_cases[i]);
+        }
+    }
+}
+
+static void test_gemm_quantized(void) {
+    for (int i = 0; i < N_CASES; i++) {
+        if (k_cases[i].ta != GGML_TYPE_F32 && k_cases[i].ta != GGML_TYPE_F16) {
+            check_case(&k_cases[i]);
+        }
+    }
+}
+
+// the GEMM paths are actually taken where the level has them
+static void test_gemm_available(void) {
+    const enum ggml_x_cpu_level level = ggml_x_cpu_level();
+    ggml_x_gemm_testing_set_level(level);
+    T_CHECK(ggml_x_gemm_f_supported(GGML_TYPE_F32));
+    T_CHECK(ggml_x_gemm_f_supported(GGML_TYPE_F16));
+#if defined(__x86_64__)
+    if (level >= GGML_X_CPU_AVX2 && level <= GGML_X_CPU_AVX512_VNNI) {
+        T_CHECK(ggml_x_qgemm_supported(GGML_TYPE_Q4_0));
+        T_CHECK(ggml_x_qgemm_supported(GGML_TYPE_Q8_0));
+        T_CHECK(ggml_x_qgemm_supported(GGML_TYPE_Q4_K));
+    }
+#endif
+    printf("     (level %s)\n", ggml_x_cpu_level_name(level));
+}
+
+int main(void) {
+    T_RUN(test_gemm_available);
+    T_RUN(test_gemm_float);
+    T_RUN(test_gemm_quantized);
+    return T_SUMMARY();
+}
