@@ -3,7 +3,7 @@
 #   make lib        build/libggml.a (the C library alone, usable from C)
 #   make test       gofmt check, go vet, CGO_ENABLED=0 build, C unit tests, go test ./...
 #   make test-c     build and run every ggml/tests/test-*.c against build/libggml.a
-#   make bench      Go benchmarks
+#   make bench      C benchmarks (bench-c, below) and Go benchmarks
 #   make fmt        format the Go sources (make fmt-check only lists unformatted files)
 #   make cgo-units  regenerate the zggml_*.c cgo wrappers after adding/removing a C source
 #   make clean      remove build outputs
@@ -142,3 +142,14 @@ conformance-arm64: lib-arm64
 
 conformance-levels:
 	sh build/conformance-levels.sh $(CONFORMANCE)
+
+# C benchmarks (build/bench.sh): ../shared/bench/bench.c linked against build/libggml.a, OpenBLAS
+# cblas_sgemm on the same shapes (libopenblas-dev, installed with apt-get when missing) and the
+# machine's read bandwidth, in one run; one table of GFLOP/s, GB/s and ratios (medians of
+# BENCH_RUNS process runs) plus benchstat-compatible lines in build/bench/results.txt.
+BENCH_DIR ?= ../shared/bench
+.PHONY: bench-c
+bench-c: lib
+	sh build/bench.sh $(BENCH_DIR)
+
+bench: bench-c

@@ -13,6 +13,7 @@
 
 #define MR 16
 #define NR 6
+#define PACK_PF 128 // elements ahead
 
 // lane mask for rows [base, base + 8) of n_rows
 GX2_INLINE __m256i row_mask(int n_rows, int base) {
@@ -95,11 +96,16 @@ GX2_INLINE void transpose8(__m256 r[8]) {
 GX2_INLINE void pack_a_body(const void * w, size_t nb1, int n_rows, int64_t k0, int64_t kc, float * a, const bool f16) {
     int64_t k = 0;
     if (n_rows == MR) {
+        const size_t es = f16 ? sizeof(ggml_fp16_t) : sizeof(float);
         for (; k + 8 <= kc; k += 8) {
             for (int h = 0; h < 2; h++) {
                 __m256 r[8];
                 for (int i = 0; i < 8; i++) {
                     const char * row = (const char *) w + (size_t) (8*h + i) * nb1;
+                    if (((k0 + k) * es) % 64 == 0) {
+                        // stream the rows ahead of the transposes (a few cache lines per row)
+                        __builtin_prefetch(row + (size_t) (k0 + k + PACK_PF) * es, 0, 3);
+                    }
                     if (f16) {
                         r[i] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) ((const ggml_fp16_t *) row + k0 + k)));
                     } else {

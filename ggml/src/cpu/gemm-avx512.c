@@ -13,6 +13,7 @@
 
 #define MR 32
 #define NR 12
+#define PACK_PF 128 // elements ahead
 
 // ---------------------------------------------------------------------------------------------
 // micro-kernel
@@ -105,11 +106,14 @@ GX512_INLINE void transpose16(__m512 r[16]) {
 GX512_INLINE void pack_a_body(const void * w, size_t nb1, int n_rows, int64_t k0, int64_t kc, float * a, const bool f16) {
     int64_t k = 0;
     if (n_rows == MR) {
+        const size_t es = f16 ? sizeof(ggml_fp16_t) : sizeof(float);
         for (; k + 16 <= kc; k += 16) {
             for (int h = 0; h < 2; h++) {
                 __m512 r[16];
                 for (int i = 0; i < 16; i++) {
                     const char * row = (const char *) w + (size_t) (16*h + i) * nb1;
+                    // stream the rows ahead of the transposes (a few cache lines per row)
+                    __builtin_prefetch(row + (size_t) (k0 + k + PACK_PF) * es, 0, 3);
                     if (f16) {
                         r[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) ((const ggml_fp16_t *) row + k0 + k)));
                     } else {

@@ -95,6 +95,7 @@ bool ggml_x_gemm_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_ge
         case GGML_X_CPU_AVX512_VNNI:
             ggml_x_gemm_kernels_avx512(k);
             ggml_x_qgemm_kernels_vnni(k);
+            ggml_x_qgemv_kernels_vnni(k);
             break;
 #endif
         default:
@@ -162,12 +163,40 @@ void ggml_x_gemm_f_pack_x(const float * row, int64_t j, int64_t k, float * xp) {
     }
 }
 
+// Prefetches the W block that will be packed next (rows x bytes per row) into L2, a slice at a
+// time while the current block is multiplied, so that streaming W from memory overlaps compute.
+struct gemm_prefetch {
+    const char * w;
+    size_t nb1;
+    int64_t rows, lines; // lines of 64 bytes per row
+    int64_t next, total; // position in rows x lines
+};
+
+static void gemm_prefetch_start(struct gemm_prefetch * pf, const char * w, size_t nb1, int64_t rows, size_t bytes) {
+    pf->w = w;
+    pf->nb1 = nb1;
+    pf->rows = rows;
+    pf->lines = (int64_t) ((bytes + 63) / 64);
+    pf->next = 0;
+    pf->total = rows * pf->lines;
+}
+
+static void gemm_prefetch_step(struct gemm_prefetch * pf, int64_t count) {
+    const int64_t end = GGML_X_MIN(pf->total, pf->next + count);
+    for (; pf->next < end; pf->next++) {
+        const int64_t r = pf->next / pf->lines, l = pf->next % pf->lines;
+        __builtin_prefetch(pf->w + (size_t) r * pf->nb1 + (size_t) l * 64, 0, 2);
+    }
+}
+
 void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, int64_t i0, int64_t i1,
                            int64_t n, int64_t k, const float * xp, float * d, int64_t ldd, void * scratch) {
     const struct ggml_x_gemm_kernels * kr = ggml_x_gemm_kernels_active();
     const int mr = kr->mr, nr = kr->nr;
     const ggml_x_gemm_pack_a_t pack = wtype == GGML_TYPE_F16 ? kr->pack_a_f16 : kr->pack_a_f32;
+    const size_t esize = wtype == GGML_TYPE_F16 ? sizeof(ggml_fp16_t) : sizeof(float);
     float * ap = (float *) scratch;
+    struct gemm_prefetch pf = { 0 };
 
     for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
         const int64_t kc = GGML_X_MIN((int64_t) GEMM_KC, k - pc);
@@ -177,12 +206,30 @@ void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, i
                 const int rows = (int) GGML_X_MIN((int64_t) mr, mc - ir);
                 pack((const char *) w + (size_t) (ic + ir) * w_nb1, w_nb1, rows, pc, kc, ap + ir*kc);
             }
+            // the block packed next: the next rows of this K block, else the first rows of the next
+            int64_t nic = ic + GEMM_MC, npc = pc;
+            if (nic >= i1) {
+                nic = i0;
+                npc = pc + GEMM_KC;
+            }
+            const int64_t calls = ((n + nr - 1) / nr) * ((mc + mr - 1) / mr);
+            int64_t per_call = 0;
+            if (npc < k) {
+                const int64_t nkc = GGML_X_MIN((int64_t) GEMM_KC, k - npc);
+                const int64_t nmc = GGML_X_MIN((int64_t) GEMM_MC, i1 - nic);
+                gemm_prefetch_start(&pf, (const char *) w + (size_t) nic * w_nb1 + (size_t) npc * esize, w_nb1, nmc,
+                                    (size_t) nkc * esize);
+                per_call = (pf.total + calls - 1) / calls;
+            }
             for (int64_t jr = 0; jr < n; jr += nr) {
                 const int ncols = (int) GGML_X_MIN((int64_t) nr, n - jr);
                 const float * bp = xp + jr*k + pc*nr; // panel jr/nr starts at (jr/nr)*nr*k
                 float * dc = d + jr*ldd + ic;
                 for (int64_t ir = 0; ir < mc; ir += mr) {
                     const int rows = (int) GGML_X_MIN((int64_t) mr, mc - ir);
+                    if (per_call > 0) {
+                        gemm_prefetch_step(&pf, per_call);
+                    }
                     kr->micro(kc, ap + ir*kc, bp, dc + ir, ldd, ncols, rows, pc > 0);
                 }
             }

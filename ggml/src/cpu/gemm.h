@@ -64,6 +64,15 @@ struct ggml_x_gemm_kernels {
     void (*qmicro_q4_0)(int nblk, const void * wp, const void * xp, float * d, int64_t ldd, int ncols, int n_rows);
     void (*qmicro_q8_0)(int nblk, const void * wp, const void * xp, float * d, int64_t ldd, int ncols, int n_rows);
     void (*qmicro_q4_K)(int nblk, const void * wp, const void * xp, float * d, int64_t ldd, int ncols, int n_rows);
+    // optional fast W panel packer for full panels (n_rows == qr); false: not handled here
+    bool (*qpack_w)(enum ggml_type wtype, const char * w, size_t nb1, int64_t nblk, void * out);
+
+    // int8 matrix-vector kernels (NULL: none). An F32 activation row of k elements is prepared
+    // once by qgemv_prep_* into qgemv_prep_size(type, k) bytes (64-byte aligned); then
+    // qgemv_*(k, &s, weight row, prepared row) computes one dot product (vec_dot signature).
+    size_t (*qgemv_prep_size)(enum ggml_type wtype, int64_t k);
+    ggml_from_float_t qgemv_prep_q4_0, qgemv_prep_q8_0, qgemv_prep_q4_K;
+    ggml_vec_dot_t    qgemv_q4_0, qgemv_q8_0, qgemv_q4_K;
 };
 
 // kernels of exactly `level`; false (and the scalar kernels) when this CPU cannot run it
@@ -77,6 +86,7 @@ void ggml_x_gemm_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_gemm_kernels_avx512(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemm_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemm_kernels_vnni(struct ggml_x_gemm_kernels * k);
+void ggml_x_qgemv_kernels_vnni(struct ggml_x_gemm_kernels * k);
 
 // ---------------------------------------------------------------------------------------------
 // testing hooks (not thread-safe: call while no graph is being computed)

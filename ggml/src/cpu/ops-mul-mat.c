@@ -32,9 +32,11 @@
 #define MM_MAX_COLS 64 // columns per column set
 #define MM_ALIGN    64
 
-// smallest src1 column count per weight matrix that uses the packed GEMMs
-#define MM_GEMM_MIN_N_F 8
-#define MM_GEMM_MIN_N_Q 8
+// smallest src1 column count per weight matrix that uses the packed GEMMs (below it, packing
+// the weights costs more than the dot products lose; measured with 4096 x 4096 weights)
+#define MM_GEMM_MIN_N_F32 10
+#define MM_GEMM_MIN_N_F16 14
+#define MM_GEMM_MIN_N_Q   6
 
 static inline size_t mm_align(size_t n) {
     return (n + MM_ALIGN - 1) & ~(size_t) (MM_ALIGN - 1);
@@ -67,6 +69,8 @@ struct mm_src1 {
     bool   gather;           // src1 rows are not contiguous F32: gather into a float row first
     size_t row_size;         // bytes of one converted row
     int64_t ne10, ne11, ne12, ne13;
+    ggml_vec_dot_t    dot;   // weight row . converted src1 row
+    ggml_from_float_t conv;  // F32 row -> converted row (NULL: F32 copy)
 };
 
 // the dot product of weights of type wtype used on the dot-product path, and the type src1 rows
@@ -91,7 +95,7 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     if (tw == NULL) {
         return false;
     }
-    mm_dot_for(w->type, &p->vd_type);
+    p->dot  = mm_dot_for(w->type, &p->vd_type);
     p->ne10 = b->ne[0];
     p->ne11 = b->ne[1];
     p->ne12 = b->ne[2];
@@ -99,6 +103,26 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     p->direct   = b->type == p->vd_type && b->nb[0] == ggml_x_type_traits(b->type)->type_size;
     p->gather   = !(b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float));
     p->row_size = mm_row_size(p->vd_type, p->ne10);
+    p->conv     = p->vd_type == GGML_TYPE_F32 ? NULL : ggml_x_type_traits(p->vd_type)->from_float;
+
+    // int8 matrix-vector kernels: F32 src1 rows prepared in their own layout
+    const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
+    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL) {
+        ggml_from_float_t prep = NULL;
+        ggml_vec_dot_t dot = NULL;
+        switch (w->type) {
+            case GGML_TYPE_Q4_0: prep = k->qgemv_prep_q4_0; dot = k->qgemv_q4_0; break;
+            case GGML_TYPE_Q8_0: prep = k->qgemv_prep_q8_0; dot = k->qgemv_q8_0; break;
+            case GGML_TYPE_Q4_K: prep = k->qgemv_prep_q4_K; dot = k->qgemv_q4_K; break;
+            default: break;
+        }
+        if (prep != NULL && dot != NULL) {
+            p->direct   = false;
+            p->dot      = dot;
+            p->conv     = prep;
+            p->row_size = mm_align(k->qgemv_prep_size(w->type, p->ne10));
+        }
+    }
     return true;
 }
 
@@ -130,7 +154,6 @@ static const char * mm_convert_src1(const struct ggml_cpu_ctx * cc, const struct
     const size_t conv_size = mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
     float * tmp = (float *) (base + conv_size + (size_t) cc->ith * mm_align((size_t) p->ne10 * sizeof(float)));
 
-    const ggml_from_float_t from_float = ggml_x_type_traits(p->vd_type)->from_float;
     const int64_t nr = p->ne11 * p->ne12 * p->ne13;
     int64_t ir0, ir1;
     mm_split(nr, cc->ith, cc->nth, &ir0, &ir1);
@@ -147,10 +170,10 @@ static const char * mm_convert_src1(const struct ggml_cpu_ctx * cc, const struct
             }
             row = tmp;
         }
-        if (p->vd_type == GGML_TYPE_F32) {
+        if (p->conv == NULL) {
             memcpy(out, row, (size_t) p->ne10 * sizeof(float));
         } else {
-            from_float(row, out, (int) p->ne10);
+            p->conv(row, out, (int) p->ne10);
         }
     }
     ggml_cpu_barrier(cc);
@@ -287,7 +310,7 @@ static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct
     const int64_t n = b->ne[1];
     if ((a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && ggml_x_gemm_f_supported(a->type)) {
         // src1: F32 (any strides) or F16 (F16 weights), gathered to F32 rows
-        if (mode == 2 || n >= MM_GEMM_MIN_N_F) {
+        if (mode == 2 || n >= (a->type == GGML_TYPE_F16 ? MM_GEMM_MIN_N_F16 : MM_GEMM_MIN_N_F32)) {
             return MM_GEMM_F;
         }
         return MM_GEMM_NONE;
@@ -474,7 +497,7 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.nb1   = a->nb[1];
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a->ne[0];
-    w.dot   = mm_dot_for(a->type, &p.vd_type);
+    w.dot   = p.dot;
 
     // split by src0 rows when there are enough of them (or few columns), else by columns
     int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
@@ -600,7 +623,7 @@ static void mul_mat_id_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
     w.nb1   = a0->nb[1];
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a0->ne[0];
-    w.dot   = mm_dot_for(a0->type, &p.vd_type);
+    w.dot   = p.dot;
 
     int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
     if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {

@@ -24,12 +24,14 @@ GX2_INLINE __m256i bcast32(const uint8_t * p) {
 
 GX2_INLINE void store_cols(float * d, int64_t ldd, const __m256 * acc, const int nc, int n_rows) {
     if (n_rows >= R) {
+        #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             _mm256_storeu_ps(d + c*ldd, acc[c]);
         }
         return;
     }
     const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         _mm256_maskstore_ps(d + c*ldd, m, acc[c]);
     }
@@ -39,6 +41,7 @@ GX2_INLINE void store_cols(float * d, int64_t ldd, const __m256 * acc, const int
 GX2_INLINE void q32_body(int nblk, const uint8_t * wp, const uint8_t * xp, float * d, int64_t ldd,
                          const int nc, int n_rows, const bool signed8) {
     __m256 acc[C];
+    #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm256_setzero_ps();
     }
@@ -47,12 +50,15 @@ GX2_INLINE void q32_body(int nblk, const uint8_t * wp, const uint8_t * xp, float
         const uint8_t * wb = wp + (size_t) b * (36*R);
         const uint8_t * xb = xp + (size_t) b * (40*C);
         __m256i s[C];
+        #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             s[c] = bcast32(xb + 36*C + 4*c);
         }
+        #pragma GCC unroll 8
         for (int g = 0; g < 8; g++) {
             const __m256i w = _mm256_load_si256((const __m256i *) (wb + 32*g));
             const __m256i aw = signed8 ? _mm256_abs_epi8(w) : w;
+            #pragma GCC unroll 8
             for (int c = 0; c < nc; c++) {
                 __m256i x = bcast32(xb + 32*c + 4*g);
                 if (signed8) {
@@ -62,6 +68,7 @@ GX2_INLINE void q32_body(int nblk, const uint8_t * wp, const uint8_t * xp, float
             }
         }
         const __m256 dw = _mm256_load_ps((const float *) (wb + 32*R));
+        #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             float dx;
             memcpy(&dx, xb + 32*C + 4*c, sizeof(dx));
@@ -81,6 +88,7 @@ GX2_INLINE void q8_0_body(int nblk, const uint8_t * wp, const uint8_t * xp, floa
 
 GX2_INLINE void q4k_body(int nblk, const uint8_t * wp, const uint8_t * xp, float * d, int64_t ldd, const int nc, int n_rows) {
     __m256 acc[C];
+    #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm256_setzero_ps();
     }
@@ -88,13 +96,17 @@ GX2_INLINE void q4k_body(int nblk, const uint8_t * wp, const uint8_t * xp, float
         const uint8_t * wb = wp + (size_t) b * (312*R);
         const uint8_t * xb = xp + (size_t) b * (276*C);
         __m256i isum[C];
+        #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             isum[c] = _mm256_setzero_si256();
         }
+        #pragma GCC unroll 8
         for (int j = 0; j < 8; j++) {
             const __m256i sc = _mm256_load_si256((const __m256i *) (wb + 256*R + 32*j));
+            #pragma GCC unroll 8
             for (int g = 0; g < 8; g++) {
                 const __m256i w = _mm256_load_si256((const __m256i *) (wb + 32*(8*j + g)));
+                #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++) {
                     const __m256i p = _mm256_maddubs_epi16(w, bcast32(xb + 256*c + 32*j + 4*g));
                     isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, sc));
@@ -103,8 +115,10 @@ GX2_INLINE void q4k_body(int nblk, const uint8_t * wp, const uint8_t * xp, float
         }
         const __m256 dv = _mm256_load_ps((const float *) (wb + 304*R));
         const __m256 dmv = _mm256_load_ps((const float *) (wb + 308*R));
+        #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             __m256i ms = _mm256_setzero_si256();
+            #pragma GCC unroll 8
             for (int p = 0; p < 4; p++) {
                 ms = _mm256_add_epi32(ms, _mm256_madd_epi16(_mm256_load_si256((const __m256i *) (wb + 288*R + 32*p)),
                                                             bcast32(xb + 260*C + 4*(4*c + p))));

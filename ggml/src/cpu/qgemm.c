@@ -190,7 +190,10 @@ void ggml_x_qgemm_compute(enum ggml_type wtype, const void * w, size_t w_nb1, in
 
     for (int64_t ir = i0; ir < i1; ir += R) {
         const int rows = (int) GGML_X_MIN((int64_t) R, i1 - ir);
-        q_pack_w(wtype, (const char *) w + (size_t) ir * w_nb1, w_nb1, rows, nblk, R, kr->q8_signed, wp);
+        const char * wr = (const char *) w + (size_t) ir * w_nb1;
+        if (rows < R || kr->qpack_w == NULL || !kr->qpack_w(wtype, wr, w_nb1, nblk, wp)) {
+            q_pack_w(wtype, wr, w_nb1, rows, nblk, R, kr->q8_signed, wp);
+        }
         for (int64_t jc = 0; jc < n; jc += C) {
             const int ncols = (int) GGML_X_MIN((int64_t) C, n - jc);
             micro((int) nblk, wp, (const uint8_t *) xp + (size_t) (jc / C) * xpanel, d + jc*ldd + ir, ldd, ncols, rows);
