@@ -37,9 +37,11 @@ $(BUILD)/obj/%.o: %.c $(LIB_HDRS)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # C unit tests: one program per ggml/tests/test-*.c; all run, the target fails if any fails
-$(BUILD)/bin/test-%: ggml/tests/test-%.c ggml/tests/testing.h $(BUILD)/libggml.a
+# (every test also links the "Test" backend of ggml/tests/testbackend.c, test code only)
+.PRECIOUS: $(BUILD)/obj/ggml/tests/testbackend.o
+$(BUILD)/bin/test-%: ggml/tests/test-%.c ggml/tests/testing.h ggml/tests/testbackend.h $(BUILD)/obj/ggml/tests/testbackend.o $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $< $(BUILD)/obj/ggml/tests/testbackend.o $(BUILD)/libggml.a $(LDLIBS) -o $@
 
 # every test is built and run even when another one fails to build or fails
 test-c: lib
@@ -72,7 +74,7 @@ nocgo:
 test-go:
 	$(GO) test ./...
 
-test: fmt-check vet nocgo test-c test-go
+test: fmt-check vet nocgo test-c test-go test-hbm
 
 bench:
 	$(GO) test -run='^$$' -bench=. ./...
@@ -99,7 +101,8 @@ ARM64_QEMU    ?= qemu-aarch64-static
 ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
 ARM64_BUILD   := $(BUILD)/arm64
 ARM64_TESTS   := $(patsubst ggml/tests/%.c,$(ARM64_BUILD)/bin/%,$(TEST_SRCS))
-ARM64_RUN     := $(ARM64_QEMU) -L $(ARM64_SYSROOT)
+ARM64_TIMEOUT ?= 600
+ARM64_RUN     := timeout $(ARM64_TIMEOUT) $(ARM64_QEMU) -L $(ARM64_SYSROOT)
 CONFORMANCE   ?= ../shared/conformance
 
 .PHONY: arm64-tools lib-arm64 test-arm64 conformance-arm64 conformance-levels
@@ -153,3 +156,110 @@ bench-c: lib
 	sh build/bench.sh $(BENCH_DIR)
 
 bench: bench-c
+
+# ---------------------------------------------------------------------------------------------
+# GGML_MULTIPLATFORM and HBM builds (separate build directories; the ordinary rules with the
+# compiler flags swapped)
+#
+#   make test-multiplatform  the library and every C test built with -DGGML_MULTIPLATFORM
+#                            (GGML_CALL = __attribute__((__ms_abi__)) on x86-64) in
+#                            build/multiplatform/, and run
+#   make test-hbm            the library built with -DGGML_USE_CPU_HBM and linked with memkind
+#                            in build/hbm/ (installs libmemkind-dev with apt-get when the header
+#                            is missing), then the HBM buffer type smoke test (test-backend-hbm)
+
+MP_BUILD  := $(BUILD)/multiplatform
+HBM_BUILD := $(BUILD)/hbm
+
+.PHONY: test-multiplatform test-multiplatform-c memkind-dev test-hbm
+
+test-multiplatform-c:
+	@$(MAKE) --no-print-directory BUILD=$(MP_BUILD) CC="$(CC) -DGGML_MULTIPLATFORM" test-c
+
+# the Go checks built with GGML_MULTIPLATFORM join here as further prerequisites
+test-multiplatform: test-multiplatform-c
+
+memkind-dev:
+	@if ! echo '#include <hbwmalloc.h>' | $(CC) -E - >/dev/null 2>&1; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing libmemkind-dev"; \
+		$$sudo apt-get update && $$sudo apt-get install -y libmemkind-dev; \
+	fi
+
+test-hbm: memkind-dev
+	@$(MAKE) --no-print-directory BUILD=$(HBM_BUILD) CC="$(CC) -DGGML_USE_CPU_HBM" LDLIBS="$(LDLIBS) -lmemkind" \
+		$(HBM_BUILD)/bin/test-backend-hbm
+	./$(HBM_BUILD)/bin/test-backend-hbm
+
+# ---------------------------------------------------------------------------------------------
+# CUDA backend (cuda/; Go build tag cuda)
+#
+#   make cuda        build/cuda/libggml-cuda.a with nvcc ($(CUDA_HOME)/bin/nvcc, else nvcc on PATH)
+#                    for CUDA_ARCHS (default 75 80 86 89 90, plus PTX of the last one); no -rdc
+#   make cuda-check  for machines without a GPU: installs Debian's CUDA 11.8 toolchain when no nvcc
+#                    is found (cuda/install-toolkit.sh into /opt/ggml-cuda-11.8), builds the library
+#                    and the C device test, and links (does not run) `go test -tags cuda -c` for the
+#                    root package and ./cuda/
+#   make test-cuda   on a machine with a GPU: the C device test (cuda/tests/test-cuda.c) and the
+#                    tagged Go tests; without a device every test skips with a message
+
+CUDA_PREFIX ?= /opt/ggml-cuda-11.8
+CUDA_HOME   ?= $(or $(patsubst %/bin/nvcc,%,$(firstword $(wildcard /usr/local/cuda/bin/nvcc $(CUDA_PREFIX)/bin/nvcc))),$(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
+NVCC        ?= $(if $(CUDA_HOME),$(CUDA_HOME)/bin/nvcc,nvcc)
+CUDA_ARCHS  ?= 75 80 86 89 90
+CUDA_BUILD  := $(BUILD)/cuda
+# nvcc 11.x accepts g++ up to 11 (Debian bookworm's default is 12)
+CUDA_CCBIN  ?= $(if $(filter 11,$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p')),$(shell command -v g++-11 2>/dev/null))
+NVCCFLAGS   ?= -O2
+NVCCFLAGS   += -std=c++17 $(if $(CUDA_CCBIN),-ccbin $(CUDA_CCBIN)) \
+               $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+               -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS)) \
+               -Iggml/include -Iggml/src -Xcompiler -fPIC,-Wall,-Wextra
+CUDA_LIBDIRS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs
+CUDA_LDLIBS  = $(CUDA_LIBDIRS) -lcublas -lcudart -lcuda -lstdc++ -lm -ldl -lrt -pthread
+
+CUDA_SRCS := $(wildcard cuda/*.cu)
+CUDA_OBJS := $(patsubst cuda/%.cu,$(CUDA_BUILD)/obj/%.o,$(CUDA_SRCS))
+CUDA_HDRS := $(wildcard cuda/*.cuh) ggml/include/ggml-cuda.h $(LIB_HDRS)
+
+.PHONY: cuda cuda-toolkit cuda-check test-cuda
+
+cuda: $(CUDA_BUILD)/libggml-cuda.a
+
+$(CUDA_BUILD)/libggml-cuda.a: $(CUDA_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(CUDA_BUILD)/obj/%.o: cuda/%.cu $(CUDA_HDRS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(CUDA_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a $(CUDA_LDLIBS) -o $@
+
+# install the toolchain only when no nvcc is found
+cuda-toolkit:
+	@if [ ! -x "$(NVCC)" ] && ! command -v "$(NVCC)" >/dev/null 2>&1; then \
+		sh cuda/install-toolkit.sh $(CUDA_PREFIX); \
+	fi
+
+# the variables are re-evaluated in the sub-make, after a fresh toolkit install
+cuda-check: cuda-toolkit
+	@$(MAKE) --no-print-directory lib
+	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda
+	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
+	mkdir -p $(CUDA_BUILD)/gotest && \
+	CGO_LDFLAGS="-L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \
+	CGO_LDFLAGS="-L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \
+	echo "cuda-check: library, C device test and tagged Go test binaries built and linked ($$home)"
+
+.PHONY: cuda-home
+cuda-home:
+	@echo $(CUDA_HOME)
+
+test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/test-cuda
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -run CUDA -v .
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -v ./cuda/

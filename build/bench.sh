@@ -66,15 +66,29 @@ field() {
     tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2; exit }'
 }
 
-# run "$@" $runs times, print the median of field $1 of their RESULT lines
-med_of() {
+# run "$@" once, print field $1 of its RESULT line
+one() {
     key=$1
     shift
-    i=0
-    while [ $i -lt "$runs" ]; do
-        "$@" | grep '^RESULT' | field "$key"
-        i=$((i + 1))
-    done | median
+    "$@" 2>/dev/null | grep '^RESULT' | field "$key" | head -1
+}
+
+# samples: one value per run in $tmp/<name>, runs of different figures interleaved so that ratios
+# compare figures measured at the same time on a shared machine
+tmp=$bin/.samples
+rm -rf "$tmp"
+mkdir -p "$tmp"
+sample() { # name key command...
+    name=$1
+    shift
+    v=$(one "$@")
+    echo "${v:-nan}" >> "$tmp/$name"
+}
+med() { median < "$tmp/$1"; }
+# median over runs of a / b (same run index)
+med_ratio() {
+    paste "$tmp/$1" "$tmp/$2" | awk '$1 == $1 + 0 && $2 + 0 > 0 { print $1 / $2 }' | median |
+        awk '{ if ($1 == "nan") print "-"; else printf "%.2f", $1 }'
 }
 
 : > "$out"
@@ -108,67 +122,92 @@ row() { # name value unit ref ref_ratio blas blas_ratio
 types="f32 f16 q8_0 q4_0 q4_k"
 echo "bench: $runs process runs per figure, $nth threads (medians); this takes a few minutes" >&2
 
-# ---------------------------------------------------------------- machine limits
-bw=""
-if [ $have_limits = 1 ]; then
-    bw=$(med_of med "$bin/limits" read "$nth" 1000000000 5 2>/dev/null | head -1)
-    [ -n "$bw" ] && emit "Limits/read" "$bw" "GB/s" && row "read bandwidth" "$bw" "GB/s" "49" "$(ratio "$bw" 49)" "-" "-"
-fi
+# ---------------------------------------------------------------- measurements (interleaved)
+blas_env="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$nth"
+i=0
+while [ $i -lt "$runs" ]; do
+    [ $have_limits = 1 ] && sample bw med "$bin/limits" read "$nth" 1000000000 5
+    for t in $types; do
+        sample "mv_$t" A_GBps_med "$bin/bench" matmul "$t" 4096 1 4096 "$nth" 40 warmup=8 copies=8
+    done
+    for shape in 1024x1024x1024 4096x64x4096; do
+        dims=$(echo "$shape" | tr x ' ')
+        [ $have_blas = 1 ] && sample "blas_$shape" gflops_med $blas_env "$bin/sgemm" $dims 7
+        for t in $types; do
+            sample "mm_${t}_$shape" gflops_med "$bin/bench" matmul "$t" $dims "$nth" 7 warmup=2
+        done
+    done
+    i=$((i + 1))
+done
 
-# ---------------------------------------------------------------- products
-for shape in "1024 1024 1024" "4096 64 4096"; do
-    set -- $shape
-    m=$1 n=$2 k=$3
-    tag=$([ "$n" = 1024 ] && echo mm1024 || echo mm4096x64)
+if [ $have_limits = 1 ]; then
+    bw=$(med bw)
+    emit "Limits/read" "$bw" "GB/s"
+    row "read bandwidth" "$bw" "GB/s" "49" "$(ratio "$bw" 49)" "-" "-"
+else
+    bw=""
+fi
+for shape in 1024x1024x1024 4096x64x4096; do
+    tag=$([ "$shape" = 1024x1024x1024 ] && echo mm1024 || echo mm4096x64)
     blas=""
     if [ $have_blas = 1 ]; then
-        blas=$(med_of gflops_med env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$nth" \
-               "$bin/sgemm" "$m" "$n" "$k" 7)
-        emit "Sgemm/openblas/${m}x${n}x${k}" "$blas" "GFLOP/s"
-        row "openblas sgemm ${m}x${n}x${k}" "$blas" "GFLOP/s" "-" "-" "$blas" "1.00"
+        blas=$(med "blas_$shape")
+        emit "Sgemm/openblas/$shape" "$blas" "GFLOP/s"
+        row "openblas sgemm $shape" "$blas" "GFLOP/s" "-" "-" "$blas" "1.00"
     fi
     for t in $types; do
-        reps=5
-        [ "$n" = 1024 ] && [ "$t" = f32 ] && reps=9
-        g=$(med_of gflops_med "$bin/bench" matmul "$t" "$m" "$n" "$k" "$nth" "$reps" warmup=2)
-        emit "Matmul/$t/${m}x${n}x${k}" "$g" "GFLOP/s"
+        g=$(med "mm_${t}_$shape")
+        emit "Matmul/$t/$shape" "$g" "GFLOP/s"
         r=$(ref "$tag:$t")
         b="-" br="-"
-        if [ "$t" = f32 ] || [ "$t" = f16 ]; then
-            b=${blas:--}
-            br=$(ratio "$g" "$blas")
+        if [ $have_blas = 1 ] && { [ "$t" = f32 ] || [ "$t" = f16 ]; }; then
+            b=$blas
+            br=$(med_ratio "mm_${t}_$shape" "blas_$shape")
         fi
-        row "matmul $t ${m}x${n}x${k}" "$g" "GFLOP/s" "$r" "$(ratio "$g" "$r")" "$b" "$br"
+        row "matmul $t $shape" "$g" "GFLOP/s" "$r" "$(ratio "$g" "$r")" "$b" "$br"
     done
+    f16r=$(med_ratio "mm_f16_$shape" "mm_f32_$shape")
+    row "  f16 / f32 $shape (per-run ratio)" "$f16r" "x" "-" "-" "-" "-"
 done
 
 # matrix-vector with cold weights (8 copies of A cycled: far beyond the last-level cache)
 for t in $types; do
-    gb=$(med_of A_GBps_med "$bin/bench" matmul "$t" 4096 1 4096 "$nth" 40 warmup=8 copies=8)
+    gb=$(med "mv_$t")
     emit "Matvec/$t/4096x4096/cold" "$gb" "GB/s"
     r=$(ref "mv4096:$t")
     share="-"
-    [ -n "$bw" ] && share=$(ratio "$gb" "$bw")
-    row "matvec $t 4096x4096 cold (share of read bw: $share)" "$gb" "GB/s" "$r" "$(ratio "$gb" "$r")" "-" "-"
+    [ -n "$bw" ] && share=$(med_ratio "mv_$t" bw)
+    row "matvec $t 4096x4096 cold (share of read bw $share)" "$gb" "GB/s" "$r" "$(ratio "$gb" "$r")" "-" "-"
 done
 
 # ---------------------------------------------------------------- transformer block
 if [ "$do_block" = 1 ]; then
-    for tok in 1 64; do
+    i=0
+    while [ $i -lt "$runs" ]; do
         for t in $types; do
-            [ "$tok" = 1 ] && [ "$t" = f32 ] && continue
-            reps=10
-            [ "$tok" = 64 ] && reps=3
-            for th in 1 "$nth"; do
-                [ "$tok" = 64 ] && [ "$th" = 1 ] && continue
-                ms=$(med_of ms_per_tok_med "$bin/bench" block "$t" "$tok" "$th" "$reps" warmup=1)
-                emit "Block/$t/tokens=$tok/threads=$th" "$ms" "ms/token"
-                r="-"
-                [ "$th" = "$nth" ] && r=$(ref "blk$tok:$t")
-                # speed-up over the reference: its time / ours
-                row "block $t ${tok} tok ${th} thr" "$ms" "ms/token" "$r" "$(ratio "$r" "$ms")" "-" "-"
-            done
+            if [ "$t" != f32 ]; then
+                sample "blk1_${t}_1" ms_per_tok_med "$bin/bench" block "$t" 1 1 10 warmup=2
+                sample "blk1_${t}_$nth" ms_per_tok_med "$bin/bench" block "$t" 1 "$nth" 10 warmup=2
+            fi
+            sample "blk64_${t}_$nth" ms_per_tok_med "$bin/bench" block "$t" 64 "$nth" 3 warmup=1
         done
+        i=$((i + 1))
+    done
+    for t in $types; do
+        [ "$t" = f32 ] && continue
+        m1=$(med "blk1_${t}_1")
+        mn=$(med "blk1_${t}_$nth")
+        emit "Block/$t/tokens=1/threads=1" "$m1" "ms/token"
+        emit "Block/$t/tokens=1/threads=$nth" "$mn" "ms/token"
+        r=$(ref "blk1:$t")
+        row "block $t 1 tok 1 thr" "$m1" "ms/token" "-" "-" "-" "-"
+        row "block $t 1 tok $nth thr (x$(med_ratio "blk1_${t}_1" "blk1_${t}_$nth") vs 1 thr)" "$mn" "ms/token" "$r" "$(ratio "$r" "$mn")" "-" "-"
+    done
+    for t in $types; do
+        m=$(med "blk64_${t}_$nth")
+        emit "Block/$t/tokens=64/threads=$nth" "$m" "ms/token"
+        r=$(ref "blk64:$t")
+        row "block $t 64 tok $nth thr" "$m" "ms/token" "$r" "$(ratio "$r" "$m")" "-" "-"
     done
 fi
 
@@ -180,6 +219,8 @@ while IFS='|' read -r name v unit r rr b br; do
     printf '%-52s %10s %-9s %8s %8s %9s %8s\n' "$name" "$v" "$unit" "$r" "$rr" "$b" "$br"
 done < "$rows"
 echo
-echo "x ref: ours / reference ggml (for ms/token: reference / ours, so > 1 is faster)."
+echo "x ref: ours / reference ggml figures of $src/README.md (ms/token: reference / ours; > 1 is better)."
+echo "x BLAS, f16 / f32, share of read bw, 2 thr vs 1 thr: medians of per-run ratios (figures measured together)."
 echo "benchstat-compatible results: $out"
 rm -f "$rows"
+rm -rf "$tmp"

@@ -74,11 +74,17 @@ typedef struct ggml_gallocr * ggml_gallocr_t;
 GGML_API ggml_gallocr_t ggml_gallocr_new(void);
 GGML_API void   ggml_gallocr_free(ggml_gallocr_t galloc);
 
+// Only memory that the graph allocator itself hands out is freed or reused in place: tensors
+// that have memory before the call (inputs, weights) are never overwritten. In-place reuse does
+// not set view_src, so a graph can be allocated again (after a reset of the tallocr); a
+// measure pass leaves the graph without memory. Running out of space is reported through
+// ggml_x_error (recoverable mode: ggml_gallocr_alloc_graph returns 0).
 GGML_API void   ggml_gallocr_set_parse_seq(ggml_gallocr_t galloc, const int * list, int n);
 GGML_API size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, struct ggml_cgraph * graph);
 
 // allocate the graph with one tensor allocator per node: hash_node_talloc[i] is the allocator of
-// the tensor hash_set.keys[i]
+// the tensor hash_set.keys[i]; every tensor of the graph (nodes and sources) must be in the set,
+// which uses linear probing on (address >> 4) % size (the layout the scheduler builds)
 GGML_API void   ggml_gallocr_alloc_graph_n(
                     ggml_gallocr_t galloc,
                     struct ggml_cgraph * graph,

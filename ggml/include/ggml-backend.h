@@ -102,6 +102,13 @@ extern "C" {
     //
 
     // The backend registry is a registry of all the available backends, and allows initializing backends in a generic way
+    //
+    // "CPU" is registered on first use of the registry. Backend strings are "name" or
+    // "name:params"; params is backend-specific. The CPU backend accepts a comma-separated list
+    // of key=value pairs with one key, "threads=N" (N >= 1, the thread-pool size; default
+    // GGML_DEFAULT_N_THREADS), e.g. "CPU" or "CPU:threads=2"; an unknown key or a bad value makes
+    // the init return NULL (with ggml_x_last_error set in recoverable mode). At most 16 backends
+    // can be registered (ggml_backend_register, ggml-backend-impl.h).
 
     GGML_API size_t                     ggml_backend_reg_get_count(void);
     GGML_API size_t                     ggml_backend_reg_find_by_name(const char * name);
@@ -118,6 +125,20 @@ extern "C" {
     // The scheduler splits a graph between several backends: each node runs on one backend, and
     // inputs that live elsewhere are copied at the start of each split. Weights placed in a
     // buffer with usage GGML_BACKEND_BUFFER_USAGE_WEIGHTS pin the nodes that use them.
+    //
+    // Limits: 16 backends, 256 splits per graph, 16 inputs from other backends per split, and
+    // graphs of up to graph_size nodes (and as many leafs). Exceeding one is reported through
+    // ggml_x_error (abort by default, a failed compute in recoverable mode).
+    //
+    // Behaviour beyond the reference (ggml-go):
+    //   * a node is never assigned to a backend whose supports_op rejects it; it goes to the
+    //     next backend in priority order that supports it (weights it uses are then copied);
+    //   * the graph is left as the caller built it: node sources redirected to input copies are
+    //     restored after the compute, and the same graph can be computed again (after a reset
+    //     the scheduler places its intermediate tensors anew);
+    //   * computing before ggml_backend_sched_init_measure measures the graph first (tensors
+    //     placed in the measure allocators and node assignments do not survive measuring).
+    //   A scheduler is used by one thread at a time.
 
     struct ggml_backend_sched;
     typedef struct ggml_backend_sched * ggml_backend_sched_t;
@@ -161,7 +182,10 @@ extern "C" {
 
     typedef bool (*GGML_CALL ggml_backend_eval_callback)(int node_index, struct ggml_tensor * t1, struct ggml_tensor * t2, void * user_data);
 
-    // Compare the output of two backends
+    // Compare the output of two backends: the graph (allocated, backend1's) is copied to backend2,
+    // then every node is computed on both, one node at a time, and the callback is called for
+    // every node that is not a view (VIEW, RESHAPE, PERMUTE, TRANSPOSE); computing stops when it
+    // returns false. Returns false when the copy or a compute failed.
     GGML_API bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data);
 
     // Tensor initialization

@@ -5,7 +5,8 @@
 //     allocations would need;
 //   * ggml_backend_alloc_ctx_tensors*: one buffer for every tensor of a no_alloc context.
 //
-// The graph allocators (gallocr, allocr) are a later part of this file.
+//   * gallocr: places the nodes of a graph, reusing memory of tensors nobody needs any more;
+//   * allocr: the legacy pair of one tallocr and one gallocr.
 
 #include "ggml-alloc.h"
 #include "ggml-backend-impl.h"
@@ -250,15 +251,20 @@ void ggml_tallocr_alloc(ggml_tallocr_t talloc, struct ggml_tensor * tensor) {
 }
 
 // Return a tensor's range to the free list, merging it with adjacent free blocks. Used by the
-// graph allocator to reuse the memory of tensors that are no longer needed.
-__attribute__((unused))
+// graph allocator to reuse the memory of tensors that are no longer needed. When the free list
+// is full the range is dropped: it stays unusable until the next reset, which wastes memory but
+// never hands out memory twice.
 static void talloc_free_tensor(ggml_tallocr_t talloc, struct ggml_tensor * tensor) {
     char * addr = tensor->data;
-    if (addr < talloc->base || (talloc->measure ? false : (size_t) (addr - talloc->base) >= ggml_backend_buffer_get_size(talloc->buffer))) {
+    if (addr == NULL || addr < talloc->base ||
+        (!talloc->measure && (size_t) (addr - talloc->base) >= ggml_backend_buffer_get_size(talloc->buffer))) {
         // not ours (e.g. allocated elsewhere by the user)
         return;
     }
     size_t size = GGML_PAD(ggml_backend_buffer_get_alloc_size(talloc->buffer, tensor), talloc->alignment);
+    if (size == 0) {
+        return;
+    }
 
     // find the insertion point (blocks are sorted by address)
     int pos = 0;
@@ -278,8 +284,7 @@ static void talloc_free_tensor(ggml_tallocr_t talloc, struct ggml_tensor * tenso
     } else if (merge_next) {
         talloc->free_blocks[pos].addr = addr;
         talloc->free_blocks[pos].size += size;
-    } else {
-        GGML_ASSERT(talloc->n_free_blocks < GGML_X_TALLOC_MAX_FREE_BLOCKS);
+    } else if (talloc->n_free_blocks < GGML_X_TALLOC_MAX_FREE_BLOCKS) {
         memmove(&talloc->free_blocks[pos + 1], &talloc->free_blocks[pos],
                 sizeof(struct talloc_block) * (size_t) (talloc->n_free_blocks - pos));
         talloc->free_blocks[pos].addr = addr;
@@ -288,9 +293,655 @@ static void talloc_free_tensor(ggml_tallocr_t talloc, struct ggml_tensor * tenso
     }
 }
 
+// true when [addr, addr + size) lies inside one free block: memory that nobody holds since the
+// last reset
+static bool talloc_range_is_free(ggml_tallocr_t talloc, const char * addr, size_t size) {
+    for (int i = 0; i < talloc->n_free_blocks; i++) {
+        const struct talloc_block * b = &talloc->free_blocks[i];
+        if (addr >= b->addr && (size_t) (addr - b->addr) <= b->size && size <= b->size - (size_t) (addr - b->addr)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t ggml_tallocr_max_size(ggml_tallocr_t talloc) {
     ALLOC_CHECK(talloc != NULL, 0, "ggml_tallocr_max_size: talloc is NULL");
     return talloc->max_size;
+}
+
+// ---------------------------------------------------------------------------------------------
+// hash set of tensors: open addressing with linear probing on the tensor address. The scheduler
+// (ggml-backend.c) builds its sets with the same functions, because it hands its set to
+// ggml_gallocr_alloc_graph_n; these are internal (no header declares them for users).
+
+size_t ggml_x_alloc_hash_size(size_t min_size);
+size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t);
+size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t);
+bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
+                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc);
+
+// smallest prime >= min_size
+size_t ggml_x_alloc_hash_size(size_t min_size) {
+    for (size_t n = min_size < 2 ? 2 : min_size;; n++) {
+        bool prime = true;
+        for (size_t d = 2; d * d <= n; d++) {
+            if (n % d == 0) {
+                prime = false;
+                break;
+            }
+        }
+        if (prime) {
+            return n;
+        }
+    }
+}
+
+static size_t alloc_hash_start(const struct ggml_hash_set * set, const struct ggml_tensor * t) {
+    return (size_t) (((uintptr_t) t) >> 4) % set->size;
+}
+
+// slot that holds t, or SIZE_MAX when t is not in the set
+size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t) {
+    if (set->size == 0 || t == NULL) {
+        return SIZE_MAX;
+    }
+    size_t start = alloc_hash_start(set, t);
+    size_t i = start;
+    do {
+        if (set->keys[i] == t) {
+            return i;
+        }
+        if (set->keys[i] == NULL) {
+            return SIZE_MAX;
+        }
+        i = (i + 1) % set->size;
+    } while (i != start);
+    return SIZE_MAX;
+}
+
+// slot of t, inserting it when absent; SIZE_MAX when the set is full
+size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t) {
+    if (set->size == 0 || t == NULL) {
+        return SIZE_MAX;
+    }
+    size_t start = alloc_hash_start(set, t);
+    size_t i = start;
+    do {
+        if (set->keys[i] == t) {
+            return i;
+        }
+        if (set->keys[i] == NULL) {
+            set->keys[i] = t;
+            return i;
+        }
+        i = (i + 1) % set->size;
+    } while (i != start);
+    return SIZE_MAX;
+}
+
+// ---------------------------------------------------------------------------------------------
+// graph allocator
+//
+// Walks the nodes in order (or in the parse sequence). Before a node, its sources get memory
+// (tensors without data: usually inputs nobody placed); then the node itself: a view takes its
+// source's memory, an op that can work in place takes over the memory of a source it is the
+// last consumer of (same layout, memory allocated by this pass), anything else gets a new range.
+// When the last consumer of a tensor has been placed, and no view or in-place result still
+// shares its memory, the range goes back to its allocator for later nodes.
+//
+// Differences from the reference allocator, on purpose:
+//   * only memory that this pass allocated is freed or reused in place; tensors that already had
+//     memory (inputs the caller placed, weights, KV caches) are never overwritten;
+//   * an in-place result is not turned into a view (its view_src stays NULL): the graph keeps
+//     its shape, so the same graph can be allocated again;
+//   * op outputs that still carry memory from an earlier pass over the same allocator's buffer
+//     are placed again instead of being trusted (the buffer was reset since), and inputs whose
+//     range is free in their allocator (left from an earlier pass) likewise;
+//   * a measure pass leaves the graph unallocated afterwards (no pointers into the measure
+//     allocator's fake address range remain);
+//   * running out of space is reported through ggml_x_error (recoverable mode: the call fails
+//     and ggml_gallocr_alloc_graph returns 0), not an abort.
+
+struct galloc_info {
+    int  n_children;            // consumers (as a node source) not placed yet
+    int  n_views;               // live tensors sharing this tensor's memory
+    bool seen;                  // registered in this pass
+    bool is_node;               // in graph->nodes
+    bool allocated;             // memory handed out by this pass (may be freed / reused)
+    bool released;              // memory given back (or given up) already
+    ggml_tallocr_t talloc;      // allocator of this tensor
+    struct ggml_tensor * alias; // in-place result: the tensor that owns the memory it uses
+};
+
+struct ggml_gallocr {
+    ggml_tallocr_t talloc;          // single-allocator mode (ggml_gallocr_alloc_graph)
+    ggml_tallocr_t * hash_allocs;   // per-slot allocators (ggml_gallocr_alloc_graph_n)
+
+    struct ggml_hash_set hash_set;  // the set in use (own or the caller's)
+    struct ggml_tensor ** own_keys; // storage of the own set
+    size_t own_size;
+
+    struct galloc_info * info;      // [hash_set.size]
+    size_t info_size;
+
+    int * parse_seq;
+    int   parse_seq_len;
+};
+
+ggml_gallocr_t ggml_gallocr_new(void) {
+    ggml_gallocr_t galloc = calloc(1, sizeof(*galloc));
+    ALLOC_CHECK(galloc != NULL, NULL, "ggml_gallocr_new: out of memory");
+    return galloc;
+}
+
+void ggml_gallocr_free(ggml_gallocr_t galloc) {
+    if (galloc == NULL) {
+        return;
+    }
+    free(galloc->own_keys);
+    free(galloc->info);
+    free(galloc->parse_seq);
+    free(galloc);
+}
+
+void ggml_gallocr_set_parse_seq(ggml_gallocr_t galloc, const int * list, int n) {
+    ALLOC_CHECK_VOID(galloc != NULL, "ggml_gallocr_set_parse_seq: galloc is NULL");
+    ALLOC_CHECK_VOID(n >= 0 && (n == 0 || list != NULL), "ggml_gallocr_set_parse_seq: invalid list (n = %d)", n);
+    int * seq = NULL;
+    if (n > 0) {
+        seq = malloc(sizeof(int) * (size_t) n);
+        ALLOC_CHECK_VOID(seq != NULL, "ggml_gallocr_set_parse_seq: out of memory");
+        memcpy(seq, list, sizeof(int) * (size_t) n);
+    }
+    free(galloc->parse_seq);
+    galloc->parse_seq     = seq;
+    galloc->parse_seq_len = n;
+}
+
+static bool galloc_can_inplace(enum ggml_op op) {
+    switch (op) {
+        case GGML_OP_SCALE:
+        case GGML_OP_DIAG_MASK_ZERO:
+        case GGML_OP_DIAG_MASK_INF:
+        case GGML_OP_ADD:
+        case GGML_OP_ADD1:
+        case GGML_OP_SUB:
+        case GGML_OP_MUL:
+        case GGML_OP_DIV:
+        case GGML_OP_SQR:
+        case GGML_OP_SQRT:
+        case GGML_OP_LOG:
+        case GGML_OP_UNARY:
+        case GGML_OP_ROPE:
+        case GGML_OP_RMS_NORM:
+        case GGML_OP_SOFT_MAX:
+            return true;
+        default:
+            return false;
+    }
+}
+
+static bool galloc_same_layout(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->type != b->type) {
+        return false;
+    }
+    for (int i = 0; i < GGML_MAX_DIMS; i++) {
+        if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// info of a registered tensor (NULL when it is not in the set)
+static struct galloc_info * galloc_get(ggml_gallocr_t galloc, const struct ggml_tensor * t) {
+    size_t i = ggml_x_alloc_hash_find(&galloc->hash_set, t);
+    return i == SIZE_MAX ? NULL : &galloc->info[i];
+}
+
+// the tensor that owns the memory t uses (t itself when it owns its memory)
+static struct ggml_tensor * galloc_root(ggml_gallocr_t galloc, struct ggml_tensor * t) {
+    for (int guard = 0; guard < 8; guard++) {
+        struct galloc_info * in = galloc_get(galloc, t);
+        if (in != NULL && in->alias != NULL) {
+            t = in->alias;
+        } else if (t->view_src != NULL) {
+            t = t->view_src;
+        } else {
+            return t;
+        }
+    }
+    return t;
+}
+
+// register t (and its view source): allocator, view counts
+static bool galloc_register(ggml_gallocr_t galloc, struct ggml_tensor * t) {
+    size_t slot;
+    if (galloc->hash_allocs == NULL) {
+        slot = ggml_x_alloc_hash_insert(&galloc->hash_set, t);
+    } else {
+        slot = ggml_x_alloc_hash_find(&galloc->hash_set, t);
+    }
+    if (slot == SIZE_MAX) {
+        ggml_x_error(NULL, "ggml_gallocr: tensor '%s' is not in the allocator's hash set (or the set is full)", t->name);
+        return false;
+    }
+    struct galloc_info * in = &galloc->info[slot];
+    if (in->seen) {
+        return true;
+    }
+    in->seen   = true;
+    in->talloc = galloc->hash_allocs != NULL ? galloc->hash_allocs[slot] : galloc->talloc;
+    if (in->talloc == NULL) {
+        ggml_x_error(NULL, "ggml_gallocr: no tensor allocator for tensor '%s'", t->name);
+        return false;
+    }
+    if (t->view_src != NULL) {
+        if (!galloc_register(galloc, t->view_src)) {
+            return false;
+        }
+        galloc_get(galloc, t->view_src)->n_views++;
+    }
+    return true;
+}
+
+static bool galloc_is_measure_buffer(ggml_gallocr_t galloc, const struct ggml_tensor * t) {
+    if (t->buffer == NULL) {
+        return false;
+    }
+    const struct galloc_info * in = galloc_get(galloc, t);
+    if (in != NULL && in->talloc != NULL && in->talloc->measure && in->talloc->buffer == t->buffer) {
+        return true;
+    }
+    if (t->view_src != NULL) {
+        in = galloc_get(galloc, t->view_src);
+        if (in != NULL && in->talloc != NULL && in->talloc->measure && in->talloc->buffer == t->buffer) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// give a view its source's memory
+static bool galloc_init_view(ggml_gallocr_t galloc, struct ggml_tensor * view) {
+    struct ggml_tensor * src = view->view_src;
+    if (src->data == NULL) {
+        ggml_x_error(NULL, "ggml_gallocr: source '%s' of view '%s' has no memory", src->name, view->name);
+        return false;
+    }
+    if (src->buffer == NULL) {
+        // a view of plain context memory: nothing to initialise in a backend
+        view->data = (char *) src->data + view->view_offs;
+        return true;
+    }
+    const struct galloc_info * sin = galloc_get(galloc, src);
+    if (sin != NULL && sin->talloc != NULL && sin->talloc->measure && sin->talloc->buffer == src->buffer) {
+        // measure: fake addresses, no backend initialisation
+        view->buffer = src->buffer;
+        view->data   = (char *) src->data + view->view_offs;
+        return true;
+    }
+    view->buffer = NULL;
+    ggml_backend_view_init(src->buffer, view);
+    return view->buffer != NULL;
+}
+
+// give t memory (no-op when it has some)
+static bool galloc_allocate(ggml_gallocr_t galloc, struct ggml_tensor * t) {
+    if (t->data != NULL) {
+        if (t->view_src != NULL && t->buffer == NULL && t->view_src->buffer != NULL) {
+            // view of memory placed before the view was created: initialise it in the backend
+            t->data = NULL;
+            return galloc_init_view(galloc, t);
+        }
+        return true;
+    }
+    if (t->view_src != NULL) {
+        return galloc_init_view(galloc, t);
+    }
+
+    struct galloc_info * in = galloc_get(galloc, t);
+    ggml_tallocr_t talloc = in->talloc;
+
+    if (galloc_can_inplace(t->op)) {
+        for (int i = 0; i < GGML_MAX_SRC; i++) {
+            struct ggml_tensor * p = t->src[i];
+            if (p == NULL) {
+                break;
+            }
+            struct galloc_info * pin = galloc_get(galloc, p);
+            if (p->data == NULL || pin == NULL || pin->n_children != 1 || pin->n_views != 0 ||
+                !galloc_same_layout(t, p)) {
+                continue;
+            }
+            struct ggml_tensor * r = galloc_root(galloc, p);
+            struct galloc_info * rin = galloc_get(galloc, r);
+            if (rin == NULL || !rin->allocated || rin->released || rin->talloc != talloc || r->buffer != talloc->buffer) {
+                // not memory this pass handed out from this node's allocator
+                continue;
+            }
+            if (r != p && (rin->n_views != 1 || rin->n_children != 0 || r->data != p->data)) {
+                // p shares r's memory: reuse it only when p is r's sole user, at offset 0
+                continue;
+            }
+            in->alias = r;
+            rin->n_views++;
+            t->data   = p->data;
+            t->buffer = r->buffer;
+            if (!talloc->measure) {
+                ggml_backend_buffer_init_tensor(t->buffer, t);
+            }
+            return true;
+        }
+    }
+
+    ggml_tallocr_alloc(talloc, t);
+    if (t->data == NULL) {
+        return false; // reported by ggml_tallocr_alloc
+    }
+    in->allocated = true;
+    return true;
+}
+
+// a consumer of t (or of memory shared with t) is done: free t's memory once nothing needs it
+static void galloc_maybe_release(ggml_gallocr_t galloc, struct ggml_tensor * t) {
+    struct galloc_info * in = galloc_get(galloc, t);
+    if (in == NULL || in->released || in->n_children > 0 || in->n_views > 0) {
+        return;
+    }
+    in->released = true;
+    struct ggml_tensor * owner = in->alias != NULL ? in->alias : t->view_src;
+    if (owner != NULL) {
+        struct galloc_info * oin = galloc_get(galloc, owner);
+        if (oin != NULL && oin->n_views > 0) {
+            oin->n_views--;
+            galloc_maybe_release(galloc, owner);
+        }
+    } else if (in->allocated) {
+        talloc_free_tensor(in->talloc, t);
+    }
+}
+
+static bool galloc_impl(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    const int * seq     = galloc->parse_seq;
+    const int   seq_len = galloc->parse_seq_len;
+
+    // register every tensor the graph touches and count consumers
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (!galloc_register(galloc, node)) {
+            return false;
+        }
+        galloc_get(galloc, node)->is_node = true;
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            struct ggml_tensor * src = node->src[j];
+            if (src == NULL) {
+                break;
+            }
+            if (!galloc_register(galloc, src)) {
+                return false;
+            }
+            galloc_get(galloc, src)->n_children++;
+        }
+    }
+
+    // forget memory left from an earlier pass over the same buffers (see above)
+    for (size_t k = 0; k < galloc->hash_set.size; k++) {
+        struct galloc_info * in = &galloc->info[k];
+        struct ggml_tensor * t  = galloc->hash_set.keys[k];
+        if (!in->seen || t == NULL || t->data == NULL || t->buffer == NULL || t->buffer != in->talloc->buffer) {
+            continue;
+        }
+        bool stale;
+        if (in->is_node && t->op != GGML_OP_NONE) {
+            stale = true;
+        } else if (t->view_src != NULL) {
+            stale = true; // views are re-derived from their source
+        } else {
+            stale = !in->talloc->measure &&
+                    talloc_range_is_free(in->talloc, t->data, ggml_backend_buffer_get_alloc_size(t->buffer, t));
+        }
+        if (stale) {
+            t->data   = NULL;
+            t->buffer = NULL;
+        }
+    }
+
+    // place the nodes; with a parse sequence, parents are released only at barriers (-1)
+    int n = seq_len > 0 ? seq_len : graph->n_nodes;
+    int last_barrier = 0;
+    for (int ind = 0; ind < n; ind++) {
+        if (seq_len == 0 || seq[ind] != -1) {
+            int i = seq_len > 0 ? seq[ind] : ind;
+            if (i < 0 || i >= graph->n_nodes) {
+                ggml_x_error(NULL, "ggml_gallocr: parse sequence entry %d (%d) is not a node index (%d nodes)", ind, i, graph->n_nodes);
+                return false;
+            }
+            struct ggml_tensor * node = graph->nodes[i];
+            for (int j = 0; j < GGML_MAX_SRC; j++) {
+                if (node->src[j] == NULL) {
+                    break;
+                }
+                if (!galloc_allocate(galloc, node->src[j])) {
+                    return false;
+                }
+            }
+            if (!galloc_allocate(galloc, node)) {
+                return false;
+            }
+        }
+        if (seq_len == 0 || seq[ind] == -1) {
+            int from = seq_len > 0 ? last_barrier : ind;
+            int to   = seq_len > 0 ? ind : ind + 1;
+            for (int k = from; k < to; k++) {
+                int i = seq_len > 0 ? seq[k] : k;
+                if (i < 0) {
+                    continue;
+                }
+                struct ggml_tensor * node = graph->nodes[i];
+                for (int j = 0; j < GGML_MAX_SRC; j++) {
+                    struct ggml_tensor * src = node->src[j];
+                    if (src == NULL) {
+                        break;
+                    }
+                    struct galloc_info * sin = galloc_get(galloc, src);
+                    sin->n_children--;
+                    galloc_maybe_release(galloc, src);
+                }
+            }
+            if (seq_len > 0) {
+                last_barrier = ind + 1;
+            }
+        }
+    }
+    return true;
+}
+
+// after a measure pass: drop every fake address handed out, so the graph can be allocated for real
+static void galloc_clear_measured(ggml_gallocr_t galloc) {
+    for (size_t k = 0; k < galloc->hash_set.size; k++) {
+        struct ggml_tensor * t = galloc->hash_set.keys[k];
+        if (t != NULL && galloc->info[k].seen && galloc_is_measure_buffer(galloc, t)) {
+            t->data   = NULL;
+            t->buffer = NULL;
+        }
+    }
+}
+
+static bool galloc_reserve_info(ggml_gallocr_t galloc, size_t size) {
+    if (galloc->info_size < size) {
+        struct galloc_info * info = malloc(sizeof(*info) * size);
+        ALLOC_CHECK(info != NULL, false, "ggml_gallocr: out of memory (%zu entries)", size);
+        free(galloc->info);
+        galloc->info      = info;
+        galloc->info_size = size;
+    }
+    memset(galloc->info, 0, sizeof(*galloc->info) * size);
+    return true;
+}
+
+static bool galloc_run(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    bool ok = galloc_impl(galloc, graph);
+    bool measure = false;
+    for (size_t k = 0; k < galloc->hash_set.size && !measure; k++) {
+        measure = galloc->info[k].seen && galloc->info[k].talloc != NULL && galloc->info[k].talloc->measure;
+    }
+    if (measure) {
+        galloc_clear_measured(galloc);
+    }
+    return ok;
+}
+
+size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, struct ggml_cgraph * graph) {
+    ALLOC_CHECK(galloc != NULL, 0, "ggml_gallocr_alloc_graph: galloc is NULL");
+    ALLOC_CHECK(talloc != NULL, 0, "ggml_gallocr_alloc_graph: talloc is NULL");
+    ALLOC_CHECK(graph != NULL, 0, "ggml_gallocr_alloc_graph: graph is NULL");
+
+    // an upper bound of the distinct tensors: the nodes, their sources and view sources
+    size_t bound = 1;
+    for (int i = 0; i < graph->n_nodes; i++) {
+        const struct ggml_tensor * node = graph->nodes[i];
+        bound += 2;
+        for (int j = 0; j < GGML_MAX_SRC && node->src[j] != NULL; j++) {
+            bound += node->src[j]->view_src != NULL ? 2 : 1;
+        }
+    }
+    size_t size = ggml_x_alloc_hash_size(2 * bound);
+    if (galloc->own_size < size) {
+        struct ggml_tensor ** keys = malloc(sizeof(*keys) * size);
+        ALLOC_CHECK(keys != NULL, 0, "ggml_gallocr_alloc_graph: out of memory");
+        free(galloc->own_keys);
+        galloc->own_keys = keys;
+        galloc->own_size = size;
+    }
+    memset(galloc->own_keys, 0, sizeof(*galloc->own_keys) * size);
+    galloc->hash_set.size = size;
+    galloc->hash_set.keys = galloc->own_keys;
+    if (!galloc_reserve_info(galloc, size)) {
+        return 0;
+    }
+
+    galloc->talloc      = talloc;
+    galloc->hash_allocs = NULL;
+    bool ok = galloc_run(galloc, graph);
+    galloc->talloc = NULL;
+    galloc->hash_set.size = 0;
+    galloc->hash_set.keys = NULL;
+
+    return ok ? ggml_tallocr_max_size(talloc) : 0;
+}
+
+bool ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
+                                  struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc) {
+    ALLOC_CHECK(galloc != NULL, false, "ggml_gallocr_alloc_graph_n: galloc is NULL");
+    ALLOC_CHECK(graph != NULL, false, "ggml_gallocr_alloc_graph_n: graph is NULL");
+    ALLOC_CHECK(hash_set.size > 0 && hash_set.keys != NULL && hash_node_talloc != NULL, false,
+                "ggml_gallocr_alloc_graph_n: empty hash set or allocator table");
+    if (!galloc_reserve_info(galloc, hash_set.size)) {
+        return false;
+    }
+    galloc->talloc      = NULL;
+    galloc->hash_set    = hash_set;
+    galloc->hash_allocs = hash_node_talloc;
+    bool ok = galloc_run(galloc, graph);
+    galloc->hash_set.size = 0;
+    galloc->hash_set.keys = NULL;
+    galloc->hash_allocs   = NULL;
+    return ok;
+}
+
+void ggml_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc) {
+    ggml_x_gallocr_alloc_graph_n(galloc, graph, hash_set, hash_node_talloc);
+}
+
+// ---------------------------------------------------------------------------------------------
+// legacy allocator: one tensor allocator and one graph allocator
+
+struct ggml_allocr {
+    ggml_tallocr_t talloc;
+    ggml_gallocr_t galloc;
+};
+
+static ggml_allocr_t allocr_wrap(ggml_tallocr_t talloc) {
+    if (talloc == NULL) {
+        return NULL;
+    }
+    ggml_allocr_t alloc = calloc(1, sizeof(*alloc));
+    ggml_gallocr_t galloc = alloc != NULL ? ggml_gallocr_new() : NULL;
+    if (alloc == NULL || galloc == NULL) {
+        free(alloc);
+        ggml_tallocr_free(talloc);
+        ggml_x_error(NULL, "ggml_allocr_new: out of memory");
+        return NULL;
+    }
+    alloc->talloc = talloc;
+    alloc->galloc = galloc;
+    return alloc;
+}
+
+ggml_allocr_t ggml_allocr_new(void * data, size_t size, size_t alignment) {
+    return allocr_wrap(ggml_tallocr_new(data, size, alignment));
+}
+
+ggml_allocr_t ggml_allocr_new_measure(size_t alignment) {
+    return allocr_wrap(ggml_tallocr_new_measure(alignment));
+}
+
+ggml_allocr_t ggml_allocr_new_from_buffer(struct ggml_backend_buffer * buffer) {
+    return allocr_wrap(ggml_tallocr_new_from_buffer(buffer));
+}
+
+ggml_allocr_t ggml_allocr_new_from_backend(struct ggml_backend * backend, size_t size) {
+    return allocr_wrap(ggml_tallocr_new_from_backend(backend, size));
+}
+
+ggml_allocr_t ggml_allocr_new_measure_from_backend(struct ggml_backend * backend) {
+    return allocr_wrap(ggml_tallocr_new_measure_from_backend(backend));
+}
+
+struct ggml_backend_buffer * ggml_allocr_get_buffer(ggml_allocr_t alloc) {
+    ALLOC_CHECK(alloc != NULL, NULL, "ggml_allocr_get_buffer: alloc is NULL");
+    return ggml_tallocr_get_buffer(alloc->talloc);
+}
+
+void ggml_allocr_set_parse_seq(ggml_allocr_t alloc, const int * list, int n) {
+    ALLOC_CHECK_VOID(alloc != NULL, "ggml_allocr_set_parse_seq: alloc is NULL");
+    ggml_gallocr_set_parse_seq(alloc->galloc, list, n);
+}
+
+void ggml_allocr_free(ggml_allocr_t alloc) {
+    if (alloc == NULL) {
+        return;
+    }
+    ggml_gallocr_free(alloc->galloc);
+    ggml_tallocr_free(alloc->talloc);
+    free(alloc);
+}
+
+bool ggml_allocr_is_measure(ggml_allocr_t alloc) {
+    ALLOC_CHECK(alloc != NULL, false, "ggml_allocr_is_measure: alloc is NULL");
+    return ggml_tallocr_is_measure(alloc->talloc);
+}
+
+void ggml_allocr_reset(ggml_allocr_t alloc) {
+    ALLOC_CHECK_VOID(alloc != NULL, "ggml_allocr_reset: alloc is NULL");
+    ggml_tallocr_reset(alloc->talloc);
+}
+
+void ggml_allocr_alloc(ggml_allocr_t alloc, struct ggml_tensor * tensor) {
+    ALLOC_CHECK_VOID(alloc != NULL, "ggml_allocr_alloc: alloc is NULL");
+    ggml_tallocr_alloc(alloc->talloc, tensor);
+}
+
+size_t ggml_allocr_max_size(ggml_allocr_t alloc) {
+    ALLOC_CHECK(alloc != NULL, 0, "ggml_allocr_max_size: alloc is NULL");
+    return ggml_tallocr_max_size(alloc->talloc);
+}
+
+size_t ggml_allocr_alloc_graph(ggml_allocr_t alloc, struct ggml_cgraph * graph) {
+    ALLOC_CHECK(alloc != NULL, 0, "ggml_allocr_alloc_graph: alloc is NULL");
+    return ggml_gallocr_alloc_graph(alloc->galloc, alloc->talloc, graph);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //
 // Every function that takes caller input validates it: a bad call reports through ggml_x_error
 // with the calling thread's mode (abort by default, record and return in recoverable mode).
-// The scheduler, graph copy and compare_graph_backend live in a later part of this file.
+// Then the scheduler, graph copy and compare_graph_backend.
 
 #include "ggml-backend-impl.h"
 #include "ggml-impl.h"
@@ -1045,4 +1045,973 @@ void ggml_backend_view_init(ggml_backend_buffer_t buffer, struct ggml_tensor * t
     tensor->buffer = buffer;
     tensor->data   = (char *) tensor->view_src->data + tensor->view_offs;
     ggml_backend_buffer_init_tensor(buffer, tensor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// scheduler
+//
+// The reference algorithm: pass 1 pins nodes whose memory already lives in a backend's buffer
+// and nodes that use weights (buffers with usage WEIGHTS) to that backend; pass 2 spreads
+// assignments to neighbouring nodes, first those of the preferred (non-last) backends up and
+// down, then all of them; pass 3 gives the remaining sources (inputs, views) the backend of
+// their consumer or of their view source; pass 4 cuts the node list into splits of one backend
+// each and makes a copy, on the split's backend, of every source that lives elsewhere.
+// The graph with those copies is allocated in one go by the graph allocator, then every split
+// copies its inputs and runs on its backend.
+//
+// Changes from the reference:
+//   * a node is never given to a backend whose supports_op rejects it: pinning and spreading
+//     skip such backends and fall back to the next backend, in priority order, that supports
+//     the op (and can use the node's memory when the node was placed in advance);
+//   * views always follow their view source; an input that nobody placed goes with its first
+//     consumer (the reference left such tensors without a backend and asserted);
+//   * exceeding the limits (16 backends, 256 splits, 16 inputs per split, the graph size given
+//     to ggml_backend_sched_new) is reported through ggml_x_error, not an abort;
+//   * the sources that pass 4 redirects to copies are restored after the compute, and memory
+//     the scheduler handed out in an earlier compute is placed anew, so the same graph can be
+//     computed again (after a reset);
+//   * computing before ggml_backend_sched_init_measure measures the graph first.
+
+#define GGML_X_SCHED_MAX_BACKENDS     16
+#define GGML_X_SCHED_MAX_SPLITS       256
+#define GGML_X_SCHED_MAX_SPLIT_INPUTS 16
+
+// shared with ggml-alloc.c (internal)
+size_t ggml_x_alloc_hash_size(size_t min_size);
+size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t);
+size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t);
+bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
+                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc);
+
+struct sched_split {
+    int backend_id;
+    int i_start;
+    int i_end;
+    struct ggml_tensor * inputs[GGML_X_SCHED_MAX_SPLIT_INPUTS];
+    int n_inputs;
+    struct ggml_cgraph graph; // view of the nodes [i_start, i_end)
+};
+
+// a node source redirected to a copy, to put back after the compute
+struct sched_patch {
+    struct ggml_tensor * node;
+    int j;
+    struct ggml_tensor * orig;
+};
+
+struct ggml_backend_sched {
+    bool is_reset;
+    bool failed; // a hash set overflow happened in this pass
+
+    int n_backends;
+    ggml_backend_t             backends[GGML_X_SCHED_MAX_BACKENDS];
+    ggml_backend_buffer_type_t bufts[GGML_X_SCHED_MAX_BACKENDS];
+    ggml_tallocr_t             tallocs[GGML_X_SCHED_MAX_BACKENDS];
+
+    ggml_gallocr_t galloc;
+
+    size_t graph_size;
+    struct ggml_hash_set hash_set;
+    ggml_tallocr_t * node_talloc;                                     // [hash_set.size]
+    struct ggml_tensor * (*node_copies)[GGML_X_SCHED_MAX_BACKENDS];    // [hash_set.size][backend]
+
+    struct ggml_cgraph * graph; // the graph with the input copies, allocated in one go
+    struct sched_split splits[GGML_X_SCHED_MAX_SPLITS];
+    int n_splits;
+
+    struct ggml_context * ctx; // copies and the graph copy
+    void * ctx_mem;
+    size_t ctx_mem_size;
+
+    struct sched_patch * patches;
+    int n_patches;
+    int cap_patches;
+};
+
+static bool sched_is_view_op(enum ggml_op op) {
+    return op == GGML_OP_VIEW || op == GGML_OP_RESHAPE || op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
+}
+
+// ops that compute nothing
+static bool sched_is_noop(enum ggml_op op) {
+    return op == GGML_OP_NONE || sched_is_view_op(op);
+}
+
+static size_t sched_slot(ggml_backend_sched_t sched, struct ggml_tensor * t) {
+    size_t slot = ggml_x_alloc_hash_insert(&sched->hash_set, t);
+    if (slot == SIZE_MAX && !sched->failed) {
+        sched->failed = true;
+        ggml_x_error(NULL, "ggml_backend_sched: the graph has more tensors than the scheduler can track "
+                     "(hash size %zu; create the scheduler with a larger graph_size)", sched->hash_set.size);
+    }
+    return slot;
+}
+
+static int sched_talloc_id(ggml_backend_sched_t sched, ggml_tallocr_t talloc) {
+    for (int i = 0; i < sched->n_backends; i++) {
+        if (sched->tallocs[i] == talloc) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int sched_backend_id(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    for (int i = 0; i < sched->n_backends; i++) {
+        if (sched->backends[i] == backend) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+// backend id assigned to t, -1 when none
+static int sched_get(ggml_backend_sched_t sched, struct ggml_tensor * t) {
+    size_t slot = sched_slot(sched, t);
+    if (slot == SIZE_MAX || sched->node_talloc[slot] == NULL) {
+        return -1;
+    }
+    return sched_talloc_id(sched, sched->node_talloc[slot]);
+}
+
+static void sched_set(ggml_backend_sched_t sched, struct ggml_tensor * t, int id) {
+    size_t slot = sched_slot(sched, t);
+    if (slot != SIZE_MAX) {
+        sched->node_talloc[slot] = id >= 0 ? sched->tallocs[id] : NULL;
+    }
+}
+
+static bool sched_supports(ggml_backend_sched_t sched, int id, const struct ggml_tensor * node) {
+    if (sched_is_noop(node->op)) {
+        return true;
+    }
+    return ggml_backend_supports_op(sched->backends[id], node);
+}
+
+// buffer that holds a node's memory when it was placed before the compute (NULL otherwise)
+static ggml_backend_buffer_t sched_prealloc_buffer(const struct ggml_tensor * node) {
+    if (node->buffer != NULL) {
+        return node->buffer;
+    }
+    return node->view_src != NULL ? node->view_src->buffer : NULL;
+}
+
+// the first backend, starting at `preferred` and then in priority order (lower priorities
+// first, then the higher ones), that supports the node and can use its memory; -1 when none
+static int sched_pick(ggml_backend_sched_t sched, const struct ggml_tensor * node, int preferred) {
+    ggml_backend_buffer_t buf = sched_prealloc_buffer(node);
+    for (int k = 0; k < sched->n_backends; k++) {
+        int id = (preferred + k) % sched->n_backends;
+        if (!sched_supports(sched, id, node)) {
+            continue;
+        }
+        if (buf != NULL && id != preferred && !ggml_backend_buft_supports_backend(buf->buft, sched->backends[id])) {
+            continue;
+        }
+        return id;
+    }
+    return -1;
+}
+
+// backend whose memory a buffer is: one of the scheduler's own buffers, or else the first
+// backend that can use the buffer's type; -1 for no buffer, -2 (after reporting) when no
+// backend can use it
+static int sched_id_from_buffer(ggml_backend_sched_t sched, ggml_backend_buffer_t buffer, const struct ggml_tensor * t) {
+    if (buffer == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < sched->n_backends; i++) {
+        if (ggml_tallocr_get_buffer(sched->tallocs[i]) == buffer) {
+            return i;
+        }
+    }
+    for (int i = 0; i < sched->n_backends; i++) {
+        if (ggml_backend_buft_supports_backend(buffer->buft, sched->backends[i])) {
+            return i;
+        }
+    }
+    ggml_x_error(NULL, "ggml_backend_sched: tensor '%s' is in a %s buffer that no backend of the scheduler can use",
+                 t->name, ggml_backend_buffer_name(buffer));
+    return -2;
+}
+
+// pass 1 for one tensor: -1 when nothing pins it, -2 after an error
+static int sched_id_from_cur(ggml_backend_sched_t sched, struct ggml_tensor * node) {
+    // memory placed in advance (e.g. a KV cache update): run where that memory is
+    ggml_backend_buffer_t buf = sched_prealloc_buffer(node);
+    int id = sched_id_from_buffer(sched, buf, node);
+    if (id == -2) {
+        return -2;
+    }
+    if (id >= 0) {
+        int pick = sched_pick(sched, node, id);
+        if (pick < 0) {
+            ggml_x_error(NULL, "ggml_backend_sched: no backend that can use the %s buffer of node '%s' supports its op %s",
+                         ggml_backend_buffer_name(buf), node->name, ggml_op_desc(node));
+            return -2;
+        }
+        return pick;
+    }
+    // ops that use weights run with the weights
+    for (int j = 0; j < GGML_MAX_SRC; j++) {
+        const struct ggml_tensor * src = node->src[j];
+        if (src == NULL) {
+            break;
+        }
+        ggml_backend_buffer_t sbuf = bk_tensor_buffer(src);
+        if (sbuf != NULL && sbuf->usage == GGML_BACKEND_BUFFER_USAGE_WEIGHTS) {
+            id = sched_id_from_buffer(sched, sbuf, src);
+            if (id < 0) {
+                return -2;
+            }
+            int pick = sched_pick(sched, node, id);
+            if (pick < 0) {
+                ggml_x_error(NULL, "ggml_backend_sched: no backend supports op %s (node '%s')", ggml_op_desc(node), node->name);
+                return -2;
+            }
+            return pick;
+        }
+    }
+    return -1;
+}
+
+// node sources redirected to copies go back to the tensors the caller built
+static void sched_restore(ggml_backend_sched_t sched) {
+    for (int i = sched->n_patches - 1; i >= 0; i--) {
+        sched->patches[i].node->src[sched->patches[i].j] = sched->patches[i].orig;
+    }
+    sched->n_patches = 0;
+}
+
+static bool sched_patch(ggml_backend_sched_t sched, struct ggml_tensor * node, int j, struct ggml_tensor * repl) {
+    if (sched->n_patches == sched->cap_patches) {
+        int cap = sched->cap_patches > 0 ? 2 * sched->cap_patches : 256;
+        struct sched_patch * p = realloc(sched->patches, sizeof(*p) * (size_t) cap);
+        if (p == NULL) {
+            bk_soft_error("ggml_backend_sched: out of memory");
+            return false;
+        }
+        sched->patches     = p;
+        sched->cap_patches = cap;
+    }
+    sched->patches[sched->n_patches++] = (struct sched_patch) { node, j, node->src[j] };
+    node->src[j] = repl;
+    return true;
+}
+
+static void sched_reset(ggml_backend_sched_t sched) {
+    for (int i = 0; i < sched->n_backends; i++) {
+        ggml_tallocr_reset(sched->tallocs[i]);
+    }
+    size_t n = sched->hash_set.size;
+    memset(sched->hash_set.keys, 0, sizeof(sched->hash_set.keys[0]) * n);
+    memset(sched->node_talloc,   0, sizeof(sched->node_talloc[0]) * n);
+    memset(sched->node_copies,   0, sizeof(sched->node_copies[0]) * n);
+    sched->is_reset = true;
+}
+
+static bool sched_new_ctx(ggml_backend_sched_t sched, int n_nodes) {
+    size_t graph_nodes = (size_t) n_nodes + GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS;
+    size_t need = ggml_tensor_overhead() * (GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS) +
+                  ggml_graph_overhead_custom(graph_nodes, false) + 1024;
+    ggml_free(sched->ctx);
+    sched->ctx = NULL;
+    if (sched->ctx_mem_size < need) {
+        void * mem = malloc(need);
+        if (mem == NULL) {
+            bk_soft_error("ggml_backend_sched: out of memory (%zu bytes)", need);
+            return false;
+        }
+        free(sched->ctx_mem);
+        sched->ctx_mem      = mem;
+        sched->ctx_mem_size = need;
+    }
+    struct ggml_init_params params = {
+        /* .mem_size   = */ sched->ctx_mem_size,
+        /* .mem_buffer = */ sched->ctx_mem,
+        /* .no_alloc   = */ true,
+    };
+    sched->ctx = ggml_init(params);
+    if (sched->ctx == NULL) {
+        bk_soft_error("ggml_backend_sched: failed to create the context for the input copies");
+        return false;
+    }
+    return true;
+}
+
+// assign a backend to every node and cut the graph into splits
+static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
+    sched->n_splits = 0;
+    sched->is_reset = false;
+    sched->failed   = false;
+    sched->graph    = NULL;
+
+    if ((size_t) graph->n_nodes + (size_t) graph->n_leafs + GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS > sched->hash_set.size) {
+        ggml_x_error(NULL, "ggml_backend_sched: graph of %d nodes and %d leafs is too large for a scheduler created with graph_size %zu",
+                     graph->n_nodes, graph->n_leafs, sched->graph_size);
+        return false;
+    }
+    if (!sched_new_ctx(sched, graph->n_nodes)) {
+        return false;
+    }
+
+    // memory this scheduler handed out in an earlier compute is not valid any more
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (node->op == GGML_OP_NONE || node->buffer == NULL) {
+            continue;
+        }
+        for (int b = 0; b < sched->n_backends; b++) {
+            if (!ggml_tallocr_is_measure(sched->tallocs[b]) && node->buffer == ggml_tallocr_get_buffer(sched->tallocs[b])) {
+                node->data   = NULL;
+                node->buffer = NULL;
+                break;
+            }
+        }
+    }
+
+    // pass 1: tensors placed in advance, and ops with weights
+    for (int i = 0; i < graph->n_leafs; i++) {
+        struct ggml_tensor * leaf = graph->leafs[i];
+        if (sched_get(sched, leaf) >= 0) {
+            continue; // the caller's assignment
+        }
+        int id = sched_id_from_cur(sched, leaf);
+        if (id == -2) {
+            return false;
+        }
+        sched_set(sched, leaf, id);
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (sched_get(sched, node) < 0) {
+            int id = sched_id_from_cur(sched, node);
+            if (id == -2) {
+                return false;
+            }
+            sched_set(sched, node, id);
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            struct ggml_tensor * src = node->src[j];
+            if (src == NULL) {
+                break;
+            }
+            if (sched_get(sched, src) < 0) {
+                int id = sched_id_from_cur(sched, src);
+                if (id == -2) {
+                    return false;
+                }
+                sched_set(sched, src, id);
+            }
+        }
+    }
+    if (sched->failed) {
+        return false;
+    }
+
+    // pass 2: spread the assignments to neighbouring nodes; first the backends other than the
+    // last one (the CPU, usually), upwards then downwards, then every backend the same way
+    const int last = sched->n_backends - 1;
+    for (int round = 0; round < 4; round++) {
+        bool skip_last = round < 2;
+        bool upwards   = round % 2 == 0;
+        int cur = -1;
+        for (int k = 0; k < graph->n_nodes; k++) {
+            int i = upwards ? graph->n_nodes - 1 - k : k;
+            struct ggml_tensor * node = graph->nodes[i];
+            if (sched_is_view_op(node->op)) {
+                continue;
+            }
+            int id = sched_get(sched, node);
+            if (id >= 0) {
+                cur = skip_last && id == last ? -1 : id;
+            } else if (cur >= 0 && sched_supports(sched, cur, node)) {
+                sched_set(sched, node, cur);
+            }
+        }
+    }
+    // what is left (ops no neighbour's backend supports, or nothing pinned at all): the first
+    // backend in priority order that supports it; a caller's assignment that the backend
+    // rejects moves the same way
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (sched_is_view_op(node->op)) {
+            continue;
+        }
+        int id = sched_get(sched, node);
+        if (id >= 0 && sched_supports(sched, id, node)) {
+            continue;
+        }
+        int pick = sched_pick(sched, node, id >= 0 ? id : 0);
+        if (pick < 0) {
+            ggml_x_error(NULL, "ggml_backend_sched: no backend of the scheduler supports op %s (node '%s')",
+                         ggml_op_desc(node), node->name);
+            return false;
+        }
+        sched_set(sched, node, pick);
+    }
+
+    // pass 3: views go with their view source, other sources with their consumer
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        int cur = sched_get(sched, node);
+        if (node->view_src != NULL && cur < 0) {
+            cur = sched_get(sched, node->view_src);
+            sched_set(sched, node, cur);
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            struct ggml_tensor * src = node->src[j];
+            if (src == NULL) {
+                break;
+            }
+            if (sched_get(sched, src) >= 0) {
+                continue;
+            }
+            struct ggml_tensor * root = src->view_src != NULL ? src->view_src : src;
+            int rid = sched_get(sched, root);
+            if (rid < 0) {
+                // nobody placed it: it goes with its first consumer
+                rid = cur >= 0 ? cur : last;
+                sched_set(sched, root, rid);
+            }
+            sched_set(sched, src, rid);
+        }
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (node->view_src != NULL) {
+            int rid = sched_get(sched, node->view_src);
+            if (rid < 0) {
+                rid = sched_get(sched, node) >= 0 ? sched_get(sched, node) : last;
+                sched_set(sched, node->view_src, rid);
+            }
+            sched_set(sched, node, rid); // memory and view stay together
+        } else if (sched_get(sched, node) < 0) {
+            sched_set(sched, node, last);
+        }
+        for (int j = 0; j < GGML_MAX_SRC && node->src[j] != NULL; j++) {
+            struct ggml_tensor * src = node->src[j];
+            if (src->view_src != NULL) {
+                sched_set(sched, src, sched_get(sched, src->view_src));
+            }
+        }
+    }
+    if (sched->failed) {
+        return false;
+    }
+
+    // pass 4: splits and input copies
+    int cur_split = 0;
+    int cur_id = -1;
+    for (int i = 0; i < graph->n_nodes; i++) {
+        if (!sched_is_view_op(graph->nodes[i]->op)) {
+            cur_id = sched_get(sched, graph->nodes[i]);
+            break;
+        }
+    }
+    if (graph->n_nodes > 0 && cur_id < 0) {
+        cur_id = sched_get(sched, graph->nodes[0]); // views only
+    }
+    if (graph->n_nodes > 0) {
+        sched->splits[0].backend_id = cur_id;
+        sched->splits[0].i_start    = 0;
+        sched->splits[0].n_inputs   = 0;
+        for (int i = 0; i < graph->n_nodes; i++) {
+            struct ggml_tensor * node = graph->nodes[i];
+            if (sched_is_view_op(node->op)) {
+                continue;
+            }
+            int id = sched_get(sched, node);
+            if (id != cur_id) {
+                sched->splits[cur_split].i_end = i;
+                cur_split++;
+                if (cur_split >= GGML_X_SCHED_MAX_SPLITS) {
+                    ggml_x_error(NULL, "ggml_backend_sched: the graph needs more than %d splits", GGML_X_SCHED_MAX_SPLITS);
+                    return false;
+                }
+                sched->splits[cur_split].backend_id = id;
+                sched->splits[cur_split].i_start    = i;
+                sched->splits[cur_split].n_inputs   = 0;
+                cur_id = id;
+            }
+            struct sched_split * split = &sched->splits[cur_split];
+            for (int j = 0; j < GGML_MAX_SRC; j++) {
+                struct ggml_tensor * src = node->src[j];
+                if (src == NULL) {
+                    break;
+                }
+                int src_id = sched_get(sched, src);
+                if (src_id == id) {
+                    continue;
+                }
+                bool found = false;
+                for (int k = 0; k < split->n_inputs; k++) {
+                    if (split->inputs[k] == src) {
+                        found = true;
+                        break;
+                    }
+                }
+                if (!found) {
+                    if (split->n_inputs >= GGML_X_SCHED_MAX_SPLIT_INPUTS) {
+                        ggml_x_error(NULL, "ggml_backend_sched: split %d (%s) needs more than %d inputs from other backends",
+                                     cur_split, ggml_backend_name(sched->backends[id]), GGML_X_SCHED_MAX_SPLIT_INPUTS);
+                        return false;
+                    }
+                    split->inputs[split->n_inputs++] = src;
+                }
+                size_t slot = sched_slot(sched, src);
+                if (slot == SIZE_MAX) {
+                    return false;
+                }
+                struct ggml_tensor * copy = sched->node_copies[slot][id];
+                if (copy == NULL) {
+                    copy = ggml_dup_tensor(sched->ctx, src);
+                    if (copy == NULL) {
+                        return false;
+                    }
+                    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+                        copy->nb[d] = src->nb[d];
+                    }
+                    ggml_format_name(copy, "%s#%s", ggml_backend_name(sched->backends[id]), src->name);
+                    sched->node_copies[slot][id] = copy;
+                    sched_set(sched, copy, id);
+                }
+                if (!sched_patch(sched, node, j, copy)) {
+                    return false;
+                }
+            }
+        }
+        sched->splits[cur_split].i_end = graph->n_nodes;
+        sched->n_splits = cur_split + 1;
+    }
+    if (sched->failed) {
+        return false;
+    }
+
+    // the graph to allocate: every split's input copies (depending on their source, so the
+    // source stays alive until the copy), then the split's nodes
+    struct ggml_cgraph * gcopy = ggml_new_graph_custom(sched->ctx,
+        (size_t) graph->n_nodes + (size_t) sched->n_splits * GGML_X_SCHED_MAX_SPLIT_INPUTS, false);
+    if (gcopy == NULL) {
+        return false;
+    }
+    for (int s = 0; s < sched->n_splits; s++) {
+        struct sched_split * split = &sched->splits[s];
+        split->graph = ggml_graph_view(graph, split->i_start, split->i_end);
+        for (int j = 0; j < split->n_inputs; j++) {
+            struct ggml_tensor * input = split->inputs[j];
+            struct ggml_tensor * copy  = sched->node_copies[sched_slot(sched, input)][split->backend_id];
+            copy->src[0] = input;
+            gcopy->nodes[gcopy->n_nodes++] = copy;
+        }
+        for (int i = split->i_start; i < split->i_end; i++) {
+            gcopy->nodes[gcopy->n_nodes++] = graph->nodes[i];
+        }
+    }
+    sched->graph = gcopy;
+    return !sched->failed;
+}
+
+static bool sched_alloc_splits(ggml_backend_sched_t sched) {
+    if (sched->graph == NULL) {
+        return true;
+    }
+    return ggml_x_gallocr_alloc_graph_n(sched->galloc, sched->graph, sched->hash_set, sched->node_talloc);
+}
+
+static bool sched_compute_splits(ggml_backend_sched_t sched) {
+    for (int s = 0; s < sched->n_splits; s++) {
+        struct sched_split * split = &sched->splits[s];
+        ggml_backend_t backend = sched->backends[split->backend_id];
+
+        for (int j = 0; j < split->n_inputs; j++) {
+            struct ggml_tensor * input = split->inputs[j];
+            struct ggml_tensor * copy  = sched->node_copies[sched_slot(sched, input)][split->backend_id];
+            if (input->data == NULL || bk_tensor_buffer(input) == NULL || copy->data == NULL || copy->buffer == NULL) {
+                ggml_x_error(NULL, "ggml_backend_sched: input '%s' of split %d (%s) is not allocated", input->name, s,
+                             ggml_backend_name(backend));
+                return false;
+            }
+            ggml_backend_tensor_copy_async(backend, input, copy);
+        }
+
+        if (!ggml_backend_graph_compute(backend, &split->graph)) {
+            bk_soft_error("ggml_backend_sched: backend %s failed to compute split %d", ggml_backend_name(backend), s);
+            return false;
+        }
+    }
+    for (int b = 0; b < sched->n_backends; b++) {
+        ggml_backend_synchronize(sched->backends[b]);
+    }
+    return true;
+}
+
+ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_backend_buffer_type_t * bufts, int n_backends, size_t graph_size) {
+    BK_CHECK(backends != NULL, NULL, "ggml_backend_sched_new: backends is NULL");
+    BK_CHECK(n_backends > 0 && n_backends <= GGML_X_SCHED_MAX_BACKENDS, NULL,
+             "ggml_backend_sched_new: n_backends (%d) must be in [1, %d]", n_backends, GGML_X_SCHED_MAX_BACKENDS);
+    for (int i = 0; i < n_backends; i++) {
+        BK_CHECK(backends[i] != NULL, NULL, "ggml_backend_sched_new: backends[%d] is NULL", i);
+        BK_CHECK(bufts == NULL || bufts[i] != NULL, NULL, "ggml_backend_sched_new: bufts[%d] is NULL", i);
+    }
+    BK_CHECK(graph_size <= (SIZE_MAX / 4) / sizeof(struct ggml_tensor * [GGML_X_SCHED_MAX_BACKENDS]), NULL,
+             "ggml_backend_sched_new: graph_size %zu too large", graph_size);
+
+    ggml_backend_sched_t sched = calloc(1, sizeof(*sched));
+    if (sched == NULL) {
+        bk_soft_error("ggml_backend_sched_new: out of memory");
+        return NULL;
+    }
+    sched->graph_size    = graph_size;
+    sched->hash_set.size = ggml_x_alloc_hash_size(2 * graph_size + GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS);
+    sched->hash_set.keys = calloc(sched->hash_set.size, sizeof(sched->hash_set.keys[0]));
+    sched->node_talloc   = calloc(sched->hash_set.size, sizeof(sched->node_talloc[0]));
+    sched->node_copies   = calloc(sched->hash_set.size, sizeof(sched->node_copies[0]));
+    sched->galloc        = ggml_gallocr_new();
+    sched->n_backends    = n_backends;
+    bool ok = sched->hash_set.keys != NULL && sched->node_talloc != NULL && sched->node_copies != NULL && sched->galloc != NULL;
+    for (int i = 0; ok && i < n_backends; i++) {
+        sched->backends[i] = backends[i];
+        sched->bufts[i]    = bufts != NULL ? bufts[i] : ggml_backend_get_default_buffer_type(backends[i]);
+        sched->tallocs[i]  = sched->bufts[i] != NULL ? ggml_tallocr_new_measure_from_buft(sched->bufts[i]) : NULL;
+        ok = sched->tallocs[i] != NULL;
+    }
+    if (!ok) {
+        bk_soft_error("ggml_backend_sched_new: failed to create the scheduler");
+        ggml_backend_sched_free(sched);
+        return NULL;
+    }
+    sched_reset(sched);
+    return sched;
+}
+
+void ggml_backend_sched_free(ggml_backend_sched_t sched) {
+    if (sched == NULL) {
+        return;
+    }
+    for (int i = 0; i < sched->n_backends; i++) {
+        ggml_tallocr_free(sched->tallocs[i]);
+    }
+    ggml_gallocr_free(sched->galloc);
+    ggml_free(sched->ctx);
+    free(sched->ctx_mem);
+    free(sched->hash_set.keys);
+    free(sched->node_talloc);
+    free(sched->node_copies);
+    free(sched->patches);
+    free(sched);
+}
+
+void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph) {
+    BK_CHECK_VOID(sched != NULL, "ggml_backend_sched_init_measure: sched is NULL");
+    BK_CHECK_VOID(measure_graph != NULL, "ggml_backend_sched_init_measure: measure_graph is NULL");
+    BK_CHECK_VOID(ggml_tallocr_is_measure(sched->tallocs[0]),
+                  "ggml_backend_sched_init_measure: the scheduler's buffers are allocated already (measure once)");
+
+    if (!sched->is_reset) {
+        sched_reset(sched);
+    }
+    bool ok = sched_split_graph(sched, measure_graph) && sched_alloc_splits(sched);
+    sched_restore(sched);
+    if (ok) {
+        for (int i = 0; i < sched->n_backends; i++) {
+            size_t size = ggml_tallocr_max_size(sched->tallocs[i]);
+            ggml_tallocr_t real = ggml_tallocr_new_from_buft(sched->bufts[i], size);
+            if (real == NULL) {
+                bk_soft_error("ggml_backend_sched_init_measure: failed to allocate a %s buffer of %zu bytes",
+                              ggml_backend_buft_name(sched->bufts[i]), size);
+                ok = false;
+                break;
+            }
+            ggml_tallocr_free(sched->tallocs[i]);
+            sched->tallocs[i] = real;
+        }
+    }
+    if (!ok) {
+        // back to measure allocators everywhere, so the scheduler stays consistent
+        for (int i = 0; i < sched->n_backends; i++) {
+            if (!ggml_tallocr_is_measure(sched->tallocs[i])) {
+                ggml_tallocr_t m = ggml_tallocr_new_measure_from_buft(sched->bufts[i]);
+                if (m != NULL) {
+                    ggml_tallocr_free(sched->tallocs[i]);
+                    sched->tallocs[i] = m;
+                }
+            }
+        }
+    }
+    sched_reset(sched);
+}
+
+bool ggml_x_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
+    BK_CHECK(sched != NULL, false, "ggml_backend_sched_graph_compute: sched is NULL");
+    BK_CHECK(graph != NULL, false, "ggml_backend_sched_graph_compute: graph is NULL");
+
+    if (ggml_tallocr_is_measure(sched->tallocs[0])) {
+        ggml_backend_sched_init_measure(sched, graph);
+        if (ggml_tallocr_is_measure(sched->tallocs[0])) {
+            return false; // reported
+        }
+    }
+    if (!sched->is_reset) {
+        sched_reset(sched);
+    }
+    bool ok = sched_split_graph(sched, graph) && sched_alloc_splits(sched) && sched_compute_splits(sched);
+    sched_restore(sched);
+    return ok;
+}
+
+void ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
+    ggml_x_backend_sched_graph_compute(sched, graph);
+}
+
+void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
+    BK_CHECK_VOID(sched != NULL, "ggml_backend_sched_reset: sched is NULL");
+    sched_reset(sched);
+}
+
+int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) {
+    BK_CHECK(sched != NULL, 0, "ggml_backend_sched_get_n_splits: sched is NULL");
+    return sched->n_splits;
+}
+
+ggml_tallocr_t ggml_backend_sched_get_tallocr(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    BK_CHECK(sched != NULL, NULL, "ggml_backend_sched_get_tallocr: sched is NULL");
+    int id = sched_backend_id(sched, backend);
+    BK_CHECK(id >= 0, NULL, "ggml_backend_sched_get_tallocr: backend %s is not one of the scheduler's", ggml_backend_name(backend));
+    return sched->tallocs[id];
+}
+
+ggml_backend_buffer_t ggml_backend_sched_get_buffer(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    ggml_tallocr_t talloc = ggml_backend_sched_get_tallocr(sched, backend);
+    return talloc != NULL ? ggml_tallocr_get_buffer(talloc) : NULL;
+}
+
+void ggml_backend_sched_set_node_backend(ggml_backend_sched_t sched, struct ggml_tensor * node, ggml_backend_t backend) {
+    BK_CHECK_VOID(sched != NULL, "ggml_backend_sched_set_node_backend: sched is NULL");
+    BK_CHECK_VOID(node != NULL, "ggml_backend_sched_set_node_backend: node is NULL");
+    int id = sched_backend_id(sched, backend);
+    BK_CHECK_VOID(id >= 0, "ggml_backend_sched_set_node_backend: backend %s is not one of the scheduler's", ggml_backend_name(backend));
+    sched->failed = false;
+    sched_set(sched, node, id);
+}
+
+ggml_backend_t ggml_backend_sched_get_node_backend(ggml_backend_sched_t sched, struct ggml_tensor * node) {
+    BK_CHECK(sched != NULL, NULL, "ggml_backend_sched_get_node_backend: sched is NULL");
+    BK_CHECK(node != NULL, NULL, "ggml_backend_sched_get_node_backend: node is NULL");
+    size_t slot = ggml_x_alloc_hash_find(&sched->hash_set, node);
+    if (slot == SIZE_MAX || sched->node_talloc[slot] == NULL) {
+        return NULL;
+    }
+    int id = sched_talloc_id(sched, sched->node_talloc[slot]);
+    return id >= 0 ? sched->backends[id] : NULL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// graph copy and backend comparison
+
+struct graph_copy_state {
+    struct ggml_hash_set set;
+    struct ggml_tensor ** copies; // [set.size]
+    bool * init;                  // [set.size]
+    struct ggml_context * ctx_allocated;
+    struct ggml_context * ctx_unallocated;
+    bool full;
+};
+
+static struct ggml_tensor * graph_copy_dup(struct graph_copy_state * st, struct ggml_tensor * src) {
+    size_t slot = ggml_x_alloc_hash_find(&st->set, src);
+    if (slot != SIZE_MAX) {
+        return st->copies[slot];
+    }
+    if (src->data == NULL && src->view_src == NULL) {
+        ggml_x_error(NULL, "ggml_backend_graph_copy: tensor '%s' is not allocated (the graph must be allocated)", src->name);
+        return NULL;
+    }
+    slot = ggml_x_alloc_hash_insert(&st->set, src);
+    if (slot == SIZE_MAX) {
+        st->full = true;
+        return NULL;
+    }
+    st->copies[slot] = NULL;
+
+    bool is_view = src->view_src != NULL;
+    struct ggml_tensor * dst = ggml_dup_tensor(is_view ? st->ctx_unallocated : st->ctx_allocated, src);
+    if (dst == NULL) {
+        return NULL;
+    }
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        dst->nb[d] = src->nb[d];
+    }
+    if (is_view) {
+        dst->view_src = graph_copy_dup(st, src->view_src);
+        if (dst->view_src == NULL) {
+            return NULL;
+        }
+        dst->view_offs = src->view_offs;
+    }
+    dst->op = src->op;
+    memcpy(dst->op_params, src->op_params, sizeof(dst->op_params));
+    ggml_set_name(dst, src->name);
+    for (int j = 0; j < GGML_MAX_SRC; j++) {
+        if (src->src[j] == NULL) {
+            break;
+        }
+        dst->src[j] = graph_copy_dup(st, src->src[j]);
+        if (dst->src[j] == NULL) {
+            return NULL;
+        }
+    }
+    st->copies[slot] = dst;
+    return dst;
+}
+
+static bool graph_copy_init(struct graph_copy_state * st, struct ggml_tensor * src) {
+    size_t slot = ggml_x_alloc_hash_find(&st->set, src);
+    if (slot == SIZE_MAX || st->init[slot]) {
+        return true;
+    }
+    st->init[slot] = true;
+    struct ggml_tensor * dst = st->copies[slot];
+    if (dst->view_src != NULL) {
+        if (!graph_copy_init(st, src->view_src)) {
+            return false;
+        }
+        ggml_backend_view_init(dst->view_src->buffer, dst);
+        if (dst->buffer == NULL) {
+            return false;
+        }
+    } else if (bk_tensor_buffer(src) == NULL) {
+        // plain context memory
+        ggml_backend_tensor_set(dst, src->data, 0, ggml_nbytes(src));
+    } else {
+        ggml_backend_tensor_copy(src, dst);
+    }
+    for (int j = 0; j < GGML_MAX_SRC; j++) {
+        if (src->src[j] == NULL) {
+            break;
+        }
+        if (!graph_copy_init(st, src->src[j])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void graph_copy_state_free(struct graph_copy_state * st) {
+    free(st->set.keys);
+    free(st->copies);
+    free(st->init);
+}
+
+struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, struct ggml_cgraph * graph) {
+    struct ggml_backend_graph_copy none = { NULL, NULL, NULL, NULL };
+    BK_CHECK(backend != NULL, none, "ggml_backend_graph_copy: backend is NULL");
+    BK_CHECK(graph != NULL, none, "ggml_backend_graph_copy: graph is NULL");
+
+    size_t want = 4 * ((size_t) graph->n_nodes + (size_t) graph->n_leafs) + 64;
+    if (graph->visited_hash_table.size > want) {
+        want = graph->visited_hash_table.size;
+    }
+    for (int attempt = 0; attempt < 8; attempt++, want *= 2) {
+        struct graph_copy_state st = { 0 };
+        st.set.size = ggml_x_alloc_hash_size(want);
+        st.set.keys = calloc(st.set.size, sizeof(st.set.keys[0]));
+        st.copies   = calloc(st.set.size, sizeof(st.copies[0]));
+        st.init     = calloc(st.set.size, sizeof(st.init[0]));
+        size_t graph_size = (size_t) (graph->size > graph->n_nodes ? graph->size : graph->n_nodes);
+        struct ggml_init_params params = {
+            /* .mem_size   = */ ggml_tensor_overhead() * st.set.size + ggml_graph_overhead_custom(graph_size, false),
+            /* .mem_buffer = */ NULL,
+            /* .no_alloc   = */ true,
+        };
+        if (st.set.keys == NULL || st.copies == NULL || st.init == NULL ||
+            (st.ctx_allocated = ggml_init(params)) == NULL || (st.ctx_unallocated = ggml_init(params)) == NULL) {
+            bk_soft_error("ggml_backend_graph_copy: out of memory");
+            ggml_free(st.ctx_allocated);
+            graph_copy_state_free(&st);
+            return none;
+        }
+
+        bool ok = true;
+        for (int i = 0; ok && i < graph->n_nodes; i++) {
+            ok = graph_copy_dup(&st, graph->nodes[i]) != NULL;
+        }
+        if (!ok) {
+            ggml_free(st.ctx_allocated);
+            ggml_free(st.ctx_unallocated);
+            graph_copy_state_free(&st);
+            if (st.full) {
+                continue; // retry with a larger set
+            }
+            return none;
+        }
+
+        ggml_backend_buffer_t buffer = NULL;
+        if (ggml_get_first_tensor(st.ctx_allocated) != NULL) {
+            buffer = ggml_backend_alloc_ctx_tensors(st.ctx_allocated, backend);
+        }
+        struct ggml_cgraph * gcopy = NULL;
+        if (buffer != NULL) {
+            for (int i = 0; ok && i < graph->n_nodes; i++) {
+                ok = graph_copy_init(&st, graph->nodes[i]);
+            }
+            gcopy = ok ? ggml_new_graph_custom(st.ctx_allocated, graph_size, false) : NULL;
+        }
+        if (gcopy == NULL) {
+            bk_soft_error("ggml_backend_graph_copy: failed to copy the graph to backend %s", ggml_backend_name(backend));
+            ggml_backend_buffer_free(buffer);
+            ggml_free(st.ctx_allocated);
+            ggml_free(st.ctx_unallocated);
+            graph_copy_state_free(&st);
+            return none;
+        }
+        for (int i = 0; i < graph->n_nodes; i++) {
+            gcopy->nodes[i] = st.copies[ggml_x_alloc_hash_find(&st.set, graph->nodes[i])];
+        }
+        gcopy->n_nodes = graph->n_nodes;
+        graph_copy_state_free(&st);
+        return (struct ggml_backend_graph_copy) { buffer, st.ctx_allocated, st.ctx_unallocated, gcopy };
+    }
+    bk_soft_error("ggml_backend_graph_copy: graph too large");
+    return none;
+}
+
+void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) {
+    ggml_backend_buffer_free(copy.buffer);
+    ggml_free(copy.ctx_allocated);
+    ggml_free(copy.ctx_unallocated);
+}
+
+bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data) {
+    BK_CHECK(backend1 != NULL && backend2 != NULL, false, "ggml_backend_compare_graph_backend: backend is NULL");
+    BK_CHECK(graph != NULL, false, "ggml_backend_compare_graph_backend: graph is NULL");
+    BK_CHECK(callback != NULL, false, "ggml_backend_compare_graph_backend: callback is NULL");
+
+    struct ggml_backend_graph_copy copy = ggml_backend_graph_copy(backend2, graph);
+    if (copy.buffer == NULL) {
+        return false;
+    }
+    struct ggml_cgraph * g1 = graph;
+    struct ggml_cgraph * g2 = copy.graph;
+    bool ok = true;
+    for (int i = 0; i < g1->n_nodes; i++) {
+        struct ggml_tensor * t1 = g1->nodes[i];
+        struct ggml_tensor * t2 = g2->nodes[i];
+
+        struct ggml_cgraph g1v = ggml_graph_view(g1, i, i + 1);
+        struct ggml_cgraph g2v = ggml_graph_view(g2, i, i + 1);
+        if (!ggml_backend_graph_compute(backend1, &g1v) || !ggml_backend_graph_compute(backend2, &g2v)) {
+            bk_soft_error("ggml_backend_compare_graph_backend: node %d (%s) failed to compute", i, t1->name);
+            ok = false;
+            break;
+        }
+        if (sched_is_view_op(t1->op)) {
+            continue;
+        }
+        if (!callback(i, t1, t2, user_data)) {
+            break;
+        }
+    }
+    ggml_backend_graph_copy_free(copy);
+    return ok;
 }

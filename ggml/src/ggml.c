@@ -127,7 +127,8 @@ static float ggml_x_fp16_bits_to_fp32(uint16_t h) {
             bits |= sign;
         }
     } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (man << 13);
+        // inf, or nan made quiet (as the hardware conversions do)
+        bits = sign | 0x7f800000u | (man << 13) | (man != 0 ? 0x400000u : 0);
     } else {
         bits = sign | ((exp + 112) << 23) | (man << 13);
     }

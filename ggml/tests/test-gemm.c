@@ -36,7 +36,9 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 9, 1, 1, false },
     { GGML_TYPE_F32, GGML_TYPE_F32, 64, 70, 13, 2, 2, false },  // broadcast batches
     { GGML_TYPE_F32, GGML_TYPE_F32, 45, 33, 15, 3, 1, true },   // transposed src1
+    { GGML_TYPE_F32, GGML_TYPE_F32, 4100, 520, 13, 1, 1, false }, // > 8 MB of W: prefetching path
     { GGML_TYPE_F16, GGML_TYPE_F32, 531, 37, 29, 1, 1, false },
+    { GGML_TYPE_F16, GGML_TYPE_F32, 4100, 1030, 15, 1, 1, false },
     { GGML_TYPE_F16, GGML_TYPE_F32, 40, 65, 12, 2, 3, false },
     { GGML_TYPE_F16, GGML_TYPE_F16, 33, 20, 11, 1, 1, false },  // F16 src1
     { GGML_TYPE_F16, GGML_TYPE_F32, 29, 18, 10, 1, 1, true },

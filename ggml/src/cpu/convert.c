@@ -1,7 +1,8 @@
-// convert.c - fp16 <-> fp32 row conversions: portable bit-exact scalar code (round to nearest
-// even, NaNs kept quiet with their top payload bits, as F16C does) and the F16C / AVX-512 /
-// NEON variants, selected at run time through quants-simd.h.
+// convert.c - fp16 <-> fp32 row conversions: the scalar rows (built on the element conversions
+// of ggml.c: round to nearest even, NaNs made quiet as F16C does) and the F16C / AVX-512 / NEON
+// variants, selected at run time through quants-simd.h.
 
+#include "ggml-impl.h"
 #include "cpu/quants-simd.h"
 
 #include <math.h>
@@ -14,59 +15,15 @@
 #include <arm_neon.h>
 #endif
 
-static inline float ggml_x_half_bits_to_float(uint16_t h) {
-    const uint32_t sign = (uint32_t) (h & 0x8000) << 16;
-    const uint32_t exp = (h >> 10) & 0x1f;
-    const uint32_t mant = h & 0x3ff;
-    uint32_t bits;
-    if (exp == 0) {
-        // zero or subnormal: mant * 2^-24 is exact in float
-        float f = (float) mant * 0x1p-24f;
-        memcpy(&bits, &f, sizeof(bits));
-        bits |= sign;
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (mant << 13);
-    } else {
-        bits = sign | ((exp + 112) << 23) | (mant << 13);
-    }
-    float out;
-    memcpy(&out, &bits, sizeof(out));
-    return out;
-}
-
-static inline uint16_t ggml_x_float_to_half_bits(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof(x));
-    const uint16_t sign = (uint16_t) ((x >> 16) & 0x8000);
-    x &= 0x7fffffffu;
-    if (x >= 0x7f800000u) { // inf, nan
-        return (uint16_t) (sign | 0x7c00 | (x > 0x7f800000u ? 0x200 | ((x >> 13) & 0x3ff) : 0));
-    }
-    if (x >= 0x477ff000u) { // 65520 and above round to infinity
-        return (uint16_t) (sign | 0x7c00);
-    }
-    if (x < 0x38800000u) { // below 2^-14: subnormal half (scaling by 2^24 is exact)
-        float a;
-        memcpy(&a, &x, sizeof(a));
-        return (uint16_t) (sign | (uint16_t) lrintf(a * 0x1p24f));
-    }
-    x += 0xfffu + ((x >> 13) & 1); // round to nearest even on the 13 dropped bits
-    x -= 0x38000000u;             // exponent bias 127 -> 15
-    return (uint16_t) (sign | (x >> 13));
-}
-
 void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n) {
     for (int i = 0; i < n; i++) {
-        uint16_t h;
-        memcpy(&h, &x[i], sizeof(h));
-        y[i] = ggml_x_half_bits_to_float(h);
+        y[i] = ggml_fp16_to_fp32(x[i]);
     }
 }
 
 void ggml_x_fp32_to_fp16_row_scalar(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n) {
     for (int i = 0; i < n; i++) {
-        const uint16_t h = ggml_x_float_to_half_bits(x[i]);
-        memcpy(&y[i], &h, sizeof(h));
+        y[i] = ggml_x_fp32_to_fp16(x[i]);
     }
 }
 

@@ -6,7 +6,10 @@
 //     for each block of MC W rows: pack them (MC x KC floats, panels of MR rows, fits L2)
 //       for each X panel of NR columns (its KC x NR block stays in L1 across the next loop):
 //         for each W panel of MR rows: micro-kernel, accumulating into D
-// X is packed once per node (all columns, all of K) before the product starts.
+// X is packed once per node (all columns, all of K) before the product starts. When a thread's
+// share of W is far larger than the caches, the next W block is prefetched into L2 while the
+// current one is multiplied (the micro-kernel calls are then split along K, which keeps the
+// same multiply-add chain per element).
 
 #include "cpu/gemm.h"
 
@@ -14,6 +17,8 @@
 
 #define GEMM_KC 512
 #define GEMM_MC 256
+#define GEMM_KSPLIT 128                  // K slice per micro-kernel call while prefetching
+#define GEMM_STREAM_BYTES (8u << 20)     // W bytes per thread above which W is prefetched
 
 // ---------------------------------------------------------------------------------------------
 // scalar kernels (MR = 8, NR = 4)
@@ -197,6 +202,8 @@ void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, i
     const size_t esize = wtype == GGML_TYPE_F16 ? sizeof(ggml_fp16_t) : sizeof(float);
     float * ap = (float *) scratch;
     struct gemm_prefetch pf = { 0 };
+    // W much larger than the caches: prefetch the next block while multiplying the current one
+    const bool stream = (size_t) (i1 - i0) * (size_t) k * esize > GEMM_STREAM_BYTES;
 
     for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
         const int64_t kc = GGML_X_MIN((int64_t) GEMM_KC, k - pc);
@@ -214,7 +221,7 @@ void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, i
             }
             const int64_t calls = ((n + nr - 1) / nr) * ((mc + mr - 1) / mr);
             int64_t per_call = 0;
-            if (npc < k) {
+            if (stream && npc < k) {
                 const int64_t nkc = GGML_X_MIN((int64_t) GEMM_KC, k - npc);
                 const int64_t nmc = GGML_X_MIN((int64_t) GEMM_MC, i1 - nic);
                 gemm_prefetch_start(&pf, (const char *) w + (size_t) nic * w_nb1 + (size_t) npc * esize, w_nb1, nmc,
@@ -228,9 +235,16 @@ void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, i
                 for (int64_t ir = 0; ir < mc; ir += mr) {
                     const int rows = (int) GGML_X_MIN((int64_t) mr, mc - ir);
                     if (per_call > 0) {
-                        gemm_prefetch_step(&pf, per_call);
+                        // a slice of the prefetches before each part of the K block, so they
+                        // trickle out during the multiply instead of stalling it in one burst
+                        for (int64_t k0 = 0; k0 < kc; k0 += GEMM_KSPLIT) {
+                            gemm_prefetch_step(&pf, (per_call * GEMM_KSPLIT + kc - 1) / kc);
+                            kr->micro(GGML_X_MIN((int64_t) GEMM_KSPLIT, kc - k0), ap + ir*kc + k0*mr, bp + k0*nr,
+                                      dc + ir, ldd, ncols, rows, pc > 0 || k0 > 0);
+                        }
+                    } else {
+                        kr->micro(kc, ap + ir*kc, bp, dc + ir, ldd, ncols, rows, pc > 0);
                     }
-                    kr->micro(kc, ap + ir*kc, bp, dc + ir, ldd, ncols, rows, pc > 0);
                 }
             }
         }

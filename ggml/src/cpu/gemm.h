@@ -19,8 +19,8 @@
 //     groups of 4 consecutive k (the vpdpbusd / vpmaddubsw layout) with per-block scales; X
 //     panels of C columns hold the int8 activations with their scales and block sums.
 //
-// Also here: SIMD dot products of F32 and F16 rows, used by MUL_MAT for matrix-vector products
-// and small batches.
+// Also here: SIMD dot products of F32 and F16 rows, and int8 matrix-vector kernels
+// (qgemv-avx512.c), used by MUL_MAT for matrix-vector products and small batches.
 
 #ifndef GGML_X_GEMM_H
 #define GGML_X_GEMM_H
@@ -31,9 +31,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GGML_X_GEMM_MAX_MR 32
-#define GGML_X_GEMM_MAX_NR 16
 
 // ---------------------------------------------------------------------------------------------
 // float GEMM kernels of one level

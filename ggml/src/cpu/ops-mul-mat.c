@@ -7,8 +7,11 @@
 //   1. src1 rows (F32, any strides) are converted to the weight type's vec_dot_type into the work
 //      buffer, split across threads by rows; skipped when src1 already has the vec_dot_type with
 //      contiguous rows. All threads then meet at ggml_cpu_barrier.
-//   2. each thread computes its part of dst with the type's vec_dot, tiling the loops (blocks of
-//      src0 rows x src1 columns) so that weights are reused from cache.
+//   2. each thread computes parts of dst with the type's vec_dot (or the level's SIMD dot
+//      products of gemm.h: F32/F16 rows, and int8 matrix-vector kernels that get src1 prepared
+//      in their own layout in phase 1), tiling the loops (blocks of src0 rows x src1 columns) so
+//      that weights are reused from cache. MUL_MAT hands out chunks of src0 rows dynamically
+//      (mm_next_chunk), so a thread that gets less CPU time takes fewer chunks.
 // Every dst element is one vec_dot call over the same inputs whatever the thread count, so the
 // results do not depend on the number of threads.
 //
@@ -18,8 +21,8 @@
 //
 // MUL_MAT with enough src1 columns per weight matrix (MM_GEMM_MIN_N_*) instead uses the packed
 // GEMMs of gemm.h: phase 1 then packs src1 into the micro-kernel layout (F32 for F32/F16
-// weights, q8_0/q8_K for Q4_0/Q8_0/Q4_K), and phase 2 splits the weight rows (or whole
-// batches) between threads. As in the reference, F16 weights see src1 rounded to F16 on both
+// weights, q8_0/q8_K for Q4_0/Q8_0/Q4_K), and phase 2 hands out chunks of weight rows (or
+// whole batches) to the threads. As in the reference, F16 weights see src1 rounded to F16 on both
 // paths (the GEMM packs the rounded values as F32).
 
 #include "../ggml-impl.h"
@@ -51,6 +54,37 @@ static void mm_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
     const int64_t dr = (n + nth - 1) / nth;
     *r0 = GGML_X_MIN(dr * ith, n);
     *r1 = GGML_X_MIN(*r0 + dr, n);
+}
+
+// Dynamic scheduling: work is cut into chunks (several per thread); thread ith first takes chunk
+// ith, then claims further chunks from a counter shared through the work buffer's first cache
+// line. A thread that gets less CPU time (other processes on the machine) then simply takes fewer
+// chunks. The counter is set by thread 0 before the node's first barrier. Which thread computes
+// a chunk never changes the result.
+#define MM_CHUNKS_PER_THREAD 4
+
+static inline int64_t * mm_counter(const struct ggml_cpu_ctx * cc) {
+    return (int64_t *) mm_align_ptr(cc->wdata);
+}
+
+static inline void mm_counter_init(const struct ggml_cpu_ctx * cc) {
+    if (cc->ith == 0) {
+        __atomic_store_n(mm_counter(cc), (int64_t) cc->nth, __ATOMIC_RELAXED);
+    }
+}
+
+static inline int64_t mm_next_chunk(const struct ggml_cpu_ctx * cc, int64_t * next) {
+    if (*next < 0) {
+        *next = 0;
+        return cc->ith;
+    }
+    return __atomic_fetch_add(mm_counter(cc), 1, __ATOMIC_RELAXED);
+}
+
+// chunk size: a multiple of unit, about MM_CHUNKS_PER_THREAD chunks per thread
+static int64_t mm_chunk_size(int64_t n, int nth, int64_t unit) {
+    const int64_t want = (n + (int64_t) nth * MM_CHUNKS_PER_THREAD - 1) / ((int64_t) nth * MM_CHUNKS_PER_THREAD);
+    return GGML_X_MAX(unit, (want + unit - 1) / unit * unit);
 }
 
 static size_t mm_row_size(enum ggml_type type, int64_t ne) {
@@ -128,9 +162,9 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
 
 static size_t mm_src1_work_size(const struct mm_src1 * p, int n_threads) {
     if (p->direct) {
-        return 0;
+        return 2 * MM_ALIGN; // the scheduling counter
     }
-    size_t size = MM_ALIGN + mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
+    size_t size = 2 * MM_ALIGN + mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
     if (p->gather) {
         size += (size_t) n_threads * mm_align((size_t) p->ne10 * sizeof(float));
     }
@@ -150,7 +184,7 @@ static const char * mm_convert_src1(const struct ggml_cpu_ctx * cc, const struct
     if (p->direct) {
         return NULL;
     }
-    char * base = mm_align_ptr(cc->wdata);
+    char * base = mm_align_ptr(cc->wdata) + MM_ALIGN; // after the scheduling counter
     const size_t conv_size = mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
     float * tmp = (float *) (base + conv_size + (size_t) cc->ith * mm_align((size_t) p->ne10 * sizeof(float)));
 
@@ -362,7 +396,7 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
 }
 
 static size_t mm_gemm_work_size(const struct mm_gemm_plan * g, int n_threads) {
-    return MM_ALIGN + (size_t) g->nbatch * g->xpack + (size_t) n_threads * g->thread;
+    return 2 * MM_ALIGN + (size_t) g->nbatch * g->xpack + (size_t) n_threads * g->thread;
 }
 
 // Phase 1: packs every src1 column of every batch; work units are (batch, X panel).
@@ -416,9 +450,10 @@ static void mm_gemm_pack_src1(const struct ggml_cpu_ctx * cc, const struct ggml_
 static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_gemm_plan * g) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
-    char * xbase = mm_align_ptr(cc->wdata);
+    char * xbase = mm_align_ptr(cc->wdata) + MM_ALIGN; // after the scheduling counter
     char * tscratch = xbase + (size_t) g->nbatch * g->xpack + (size_t) cc->ith * g->thread;
 
+    mm_counter_init(cc);
     mm_gemm_pack_src1(cc, a, b, g, xbase, tscratch);
     ggml_cpu_barrier(cc);
 
@@ -430,21 +465,16 @@ static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     const int64_t r3 = b->ne[3] / a->ne[3];
     const int64_t ldd = (int64_t) (dst->nb[1] / sizeof(float));
 
-    // whole batches per thread when they divide well, else the rows of every batch
-    int64_t b0 = 0, b1 = g->nbatch, i0 = 0, i1 = g->m;
-    if (g->nbatch >= cc->nth && (g->nbatch % cc->nth == 0 || g->nbatch >= 4 * (int64_t) cc->nth)) {
-        mm_split(g->nbatch, cc->ith, cc->nth, &b0, &b1);
-    } else {
-        const int64_t units = (g->m + g->row_unit - 1) / g->row_unit;
-        int64_t u0, u1;
-        mm_split(units, cc->ith, cc->nth, &u0, &u1);
-        i0 = GGML_X_MIN(u0 * g->row_unit, g->m);
-        i1 = GGML_X_MIN(u1 * g->row_unit, g->m);
-    }
-    if (i0 >= i1) {
-        return;
-    }
-    for (int64_t bi = b0; bi < b1; bi++) {
+    // work units: whole batches when there are enough of them, else chunks of rows of every batch
+    const bool by_batch = g->nbatch >= 2 * (int64_t) cc->nth;
+    const int64_t rchunk = by_batch ? g->m : mm_chunk_size(g->m, cc->nth, g->row_unit);
+    const int64_t nrc = (g->m + rchunk - 1) / rchunk;
+    const int64_t units = g->nbatch * nrc;
+    int64_t next = -1;
+    for (int64_t u = mm_next_chunk(cc, &next); u < units; u = mm_next_chunk(cc, &next)) {
+        const int64_t bi = u / nrc;
+        const int64_t i0 = (u % nrc) * rchunk;
+        const int64_t i1 = GGML_X_MIN(g->m, i0 + rchunk);
         const int64_t i12 = bi % ne12, i13 = bi / ne12;
         const char * w = (const char *) a->data + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
         const char * xp = xbase + (size_t) bi * g->xpack;
@@ -481,6 +511,7 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
 
     struct mm_src1 p;
     mm_src1_plan(a, b, &p);
+    mm_counter_init(cc);
     const char * conv = mm_convert_src1(cc, b, &p);
 
     const int64_t ne01 = a->ne[1];
@@ -488,6 +519,11 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     const int64_t r2 = ne12 / a->ne[2];
     const int64_t r3 = ne13 / a->ne[3];
     const int64_t ncols = ne11 * ne12 * ne13;
+    // split by src0 rows when there are enough of them (or few columns), else by columns
+    const bool by_rows = ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth;
+    if (by_rows && conv == NULL && cc->nth > 1) {
+        ggml_cpu_barrier(cc); // the scheduling counter is set
+    }
     if (ne01 == 0 || ncols == 0) {
         return;
     }
@@ -499,33 +535,35 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.k     = (int) a->ne[0];
     w.dot   = p.dot;
 
-    // split by src0 rows when there are enough of them (or few columns), else by columns
-    int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
-    if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {
-        mm_split(ne01, cc->ith, cc->nth, &ir0, &ir1);
-    } else {
+    // rows: dynamic chunks of rows (all columns); columns: a static range of columns (all rows)
+    const int64_t rchunk = by_rows ? mm_chunk_size(ne01, cc->nth, MM_BLK_ROWS) : ne01;
+    int64_t ic0 = 0, ic1 = ncols;
+    if (!by_rows) {
         mm_split(ncols, cc->ith, cc->nth, &ic0, &ic1);
     }
-    if (ir0 >= ir1 || ic0 >= ic1) {
-        return;
-    }
-
-    struct mm_cols cols;
-    int64_t ic = ic0;
-    while (ic < ic1) {
-        const int64_t i13 = ic / (ne11 * ne12);
-        const int64_t i12 = (ic / ne11) % ne12;
-        const int64_t i11 = ic % ne11;
-        // columns of this batch, at most MM_MAX_COLS
-        const int64_t n = GGML_X_MIN(GGML_X_MIN(ne11 - i11, ic1 - ic), (int64_t) MM_MAX_COLS);
-        w.a = (const char *) a->data + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
-        cols.n = (int) n;
-        for (int64_t j = 0; j < n; j++) {
-            cols.b[j] = mm_src1_row(b, &p, conv, i11 + j, i12, i13);
-            cols.d[j] = (char *) dst->data + (i11 + j)*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+    const int64_t nchunks = (ne01 + rchunk - 1) / rchunk;
+    int64_t next = -1;
+    for (int64_t c = by_rows ? mm_next_chunk(cc, &next) : 0; c < nchunks;
+         c = by_rows ? mm_next_chunk(cc, &next) : nchunks) {
+        const int64_t ir0 = c * rchunk;
+        const int64_t ir1 = GGML_X_MIN(ne01, ir0 + rchunk);
+        struct mm_cols cols;
+        int64_t ic = ic0;
+        while (ic < ic1) {
+            const int64_t i13 = ic / (ne11 * ne12);
+            const int64_t i12 = (ic / ne11) % ne12;
+            const int64_t i11 = ic % ne11;
+            // columns of this batch, at most MM_MAX_COLS
+            const int64_t n = GGML_X_MIN(GGML_X_MIN(ne11 - i11, ic1 - ic), (int64_t) MM_MAX_COLS);
+            w.a = (const char *) a->data + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
+            cols.n = (int) n;
+            for (int64_t j = 0; j < n; j++) {
+                cols.b[j] = mm_src1_row(b, &p, conv, i11 + j, i12, i13);
+                cols.d[j] = (char *) dst->data + (i11 + j)*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+            }
+            strategy(&w, ir0, ir1, &cols);
+            ic += n;
         }
-        strategy(&w, ir0, ir1, &cols);
-        ic += n;
     }
 }
 

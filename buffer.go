@@ -1,0 +1,443 @@
+//go:build cgo
+
+package ggml
+
+/*
+#include "ggml_go.h"
+#include "ggml-backend-impl.h"
+
+static ggo_pres ggo_ggml_backend_buft_alloc_buffer(ggml_backend_buffer_type_t t, size_t size) { GGO_PCALL(ggml_backend_buft_alloc_buffer(t, size)); }
+static ggo_ires ggo_ggml_backend_buft_get_alloc_size(ggml_backend_buffer_type_t t, struct ggml_tensor * x) { GGO_ICALL(ggml_backend_buft_get_alloc_size(t, x)); }
+static ggo_ires ggo_ggml_backend_buffer_get_alloc_size(ggml_backend_buffer_t b, struct ggml_tensor * x) { GGO_ICALL(ggml_backend_buffer_get_alloc_size(b, x)); }
+static char * ggo_ggml_backend_buffer_init_tensor(ggml_backend_buffer_t b, struct ggml_tensor * x) { GGO_VCALL(ggml_backend_buffer_init_tensor(b, x)); }
+static ggo_pres ggo_ggml_backend_alloc_ctx_tensors(struct ggml_context * ctx, ggml_backend_t b) { GGO_PCALL(ggml_backend_alloc_ctx_tensors(ctx, b)); }
+static ggo_pres ggo_ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context * ctx, ggml_backend_buffer_type_t t) { GGO_PCALL(ggml_backend_alloc_ctx_tensors_from_buft(ctx, t)); }
+static char * ggo_ggml_backend_tensor_alloc(ggml_backend_buffer_t b, struct ggml_tensor * x, size_t offset) {
+    void * base = ggml_backend_buffer_get_base(b);
+    GGO_VCALL(ggml_backend_tensor_alloc(b, x, (char *) base + offset));
+}
+static char * ggo_ggml_backend_view_init(ggml_backend_buffer_t b, struct ggml_tensor * x) { GGO_VCALL(ggml_backend_view_init(b, x)); }
+static int ggo_buffer_usage(ggml_backend_buffer_t b) { return (int) b->usage; }
+
+static ggo_pres ggo_ggml_tallocr_new_measure(size_t alignment) { GGO_PCALL(ggml_tallocr_new_measure(alignment)); }
+static ggo_pres ggo_ggml_tallocr_new_from_buft(ggml_backend_buffer_type_t t, size_t size) { GGO_PCALL(ggml_tallocr_new_from_buft(t, size)); }
+static ggo_pres ggo_ggml_tallocr_new_from_backend(ggml_backend_t b, size_t size) { GGO_PCALL(ggml_tallocr_new_from_backend(b, size)); }
+static ggo_pres ggo_ggml_tallocr_new_from_buffer(ggml_backend_buffer_t b) { GGO_PCALL(ggml_tallocr_new_from_buffer(b)); }
+static ggo_pres ggo_ggml_tallocr_new_measure_from_buft(ggml_backend_buffer_type_t t) { GGO_PCALL(ggml_tallocr_new_measure_from_buft(t)); }
+static ggo_pres ggo_ggml_tallocr_new_measure_from_backend(ggml_backend_t b) { GGO_PCALL(ggml_tallocr_new_measure_from_backend(b)); }
+static char * ggo_ggml_tallocr_alloc(ggml_tallocr_t a, struct ggml_tensor * x) { GGO_VCALL(ggml_tallocr_alloc(a, x)); }
+*/
+import "C"
+
+import (
+	"fmt"
+)
+
+// BufferType describes a kind of memory and how to allocate it (ggml_backend_buffer_type_t):
+// CPU memory, a device's memory, or a Go-implemented type. Built-in buffer types are static:
+// Close does nothing for them.
+type BufferType struct {
+	c   C.ggml_backend_buffer_type_t
+	ref *nativeRef // non-nil for buffer types created from Go: Close releases them
+}
+
+// cptr returns the C buffer type, panicking with a *Error naming op when bt is nil or closed.
+func (bt *BufferType) cptr(op string) C.ggml_backend_buffer_type_t {
+	if bt == nil || bt.c == nil {
+		panic(&Error{Op: op, Msg: "nil *BufferType"})
+	}
+	if bt.ref != nil && bt.ref.released() {
+		panic(&Error{Op: op, Msg: "buffer type used after Close", Err: ErrClosed})
+	}
+	return bt.c
+}
+
+// borrowedBufferType wraps a buffer type this package does not own.
+func borrowedBufferType(c C.ggml_backend_buffer_type_t) *BufferType {
+	if c == nil {
+		return nil
+	}
+	return &BufferType{c: c}
+}
+
+// CPUBufferType returns the buffer type of host memory used by the CPU backend
+// (ggml_backend_cpu_buffer_type).
+func CPUBufferType() *BufferType {
+	return borrowedBufferType(C.ggml_backend_cpu_buffer_type())
+}
+
+// Close releases a buffer type created from Go; it does nothing for built-in types. It is
+// idempotent and returns nil. Buffers allocated from the type must be closed first.
+func (bt *BufferType) Close() error {
+	if bt != nil {
+		bt.ref.release()
+	}
+	return nil
+}
+
+// Name returns the buffer type's name (ggml_backend_buft_name).
+func (bt *BufferType) Name() string {
+	return C.GoString(C.ggml_backend_buft_name(bt.cptr("BufferType.Name")))
+}
+
+// Alignment returns the alignment of tensors in buffers of this type
+// (ggml_backend_buft_get_alignment).
+func (bt *BufferType) Alignment() uint64 {
+	return uint64(C.ggml_backend_buft_get_alignment(bt.cptr("BufferType.Alignment")))
+}
+
+// AllocSize returns the bytes a buffer of this type needs for t (ggml_backend_buft_get_alloc_size).
+func (bt *BufferType) AllocSize(t *Tensor) uint64 {
+	const op = "BufferType.AllocSize"
+	r := C.ggo_ggml_backend_buft_get_alloc_size(bt.cptr(op), t.cptr(op))
+	if msg := takeCError(r.err); msg != "" {
+		panic(&Error{Op: op, Shapes: t.describe(), Msg: msg})
+	}
+	return uint64(r.v)
+}
+
+// SupportsBackend reports whether backend b can use buffers of this type
+// (ggml_backend_buft_supports_backend).
+func (bt *BufferType) SupportsBackend(b *Backend) bool {
+	const op = "BufferType.SupportsBackend"
+	return bool(C.ggml_backend_buft_supports_backend(bt.cptr(op), b.cptr(op)))
+}
+
+// IsHost reports whether buffers of this type are host memory the CPU can address
+// (ggml_backend_buft_is_host).
+func (bt *BufferType) IsHost() bool {
+	return bool(C.ggml_backend_buft_is_host(bt.cptr("BufferType.IsHost")))
+}
+
+// AllocBuffer allocates a buffer of this type (ggml_backend_buft_alloc_buffer).
+func (bt *BufferType) AllocBuffer(size uint64) (*Buffer, error) {
+	const op = "BufferType.AllocBuffer"
+	r := C.ggo_ggml_backend_buft_alloc_buffer(bt.cptr(op), C.size_t(size))
+	return bufferResult(op, size, r)
+}
+
+// Buffer is a block of backend memory holding tensors (ggml_backend_buffer_t).
+type Buffer struct {
+	c   C.ggml_backend_buffer_t
+	ref *nativeRef // nil for a borrowed buffer (owned by a scheduler, an allocator, ...)
+}
+
+// cptr returns the C buffer, panicking with a *Error naming op when b is nil or closed.
+func (b *Buffer) cptr(op string) C.ggml_backend_buffer_t {
+	if b == nil || b.c == nil {
+		panic(&Error{Op: op, Msg: "nil *Buffer"})
+	}
+	if b.ref != nil && b.ref.released() {
+		panic(&Error{Op: op, Msg: "buffer used after Close", Err: ErrClosed})
+	}
+	return b.c
+}
+
+// newOwnedBuffer wraps a buffer this package frees.
+func newOwnedBuffer(c C.ggml_backend_buffer_t) *Buffer {
+	b := &Buffer{c: c}
+	b.ref = newNativeRef(b, "buffer", func() { C.ggml_backend_buffer_free(c) })
+	return b
+}
+
+// borrowedBuffer wraps a buffer owned by someone else; Close does nothing.
+func borrowedBuffer(c C.ggml_backend_buffer_t) *Buffer {
+	if c == nil {
+		return nil
+	}
+	return &Buffer{c: c}
+}
+
+// bufferResult converts an allocation result to an owned *Buffer or a *Error.
+func bufferResult(op string, size uint64, r C.ggo_pres) (*Buffer, error) {
+	msg := takeCError(r.err)
+	if r.p == nil {
+		if msg == "" {
+			msg = "allocation failed"
+		}
+		return nil, &Error{Op: op, Shapes: fmt.Sprintf("size=%d", size), Msg: msg}
+	}
+	return newOwnedBuffer(C.ggml_backend_buffer_t(r.p)), nil
+}
+
+// Close frees the buffer (ggml_backend_buffer_free). Tensors placed in it must not be used
+// afterwards. Close is idempotent and returns nil; closing a borrowed buffer does nothing.
+func (b *Buffer) Close() error {
+	if b != nil {
+		b.ref.release()
+	}
+	return nil
+}
+
+// Name returns the buffer's name (ggml_backend_buffer_name).
+func (b *Buffer) Name() string {
+	return C.GoString(C.ggml_backend_buffer_name(b.cptr("Buffer.Name")))
+}
+
+// Size returns the buffer's size in bytes (ggml_backend_buffer_get_size).
+func (b *Buffer) Size() uint64 {
+	return uint64(C.ggml_backend_buffer_get_size(b.cptr("Buffer.Size")))
+}
+
+// HasBase reports whether the buffer has a base address (ggml_backend_buffer_get_base != NULL).
+func (b *Buffer) HasBase() bool {
+	return C.ggml_backend_buffer_get_base(b.cptr("Buffer.HasBase")) != nil
+}
+
+// Alignment returns the alignment of tensors in the buffer (ggml_backend_buffer_get_alignment).
+func (b *Buffer) Alignment() uint64 {
+	return uint64(C.ggml_backend_buffer_get_alignment(b.cptr("Buffer.Alignment")))
+}
+
+// AllocSize returns the bytes the buffer needs for t (ggml_backend_buffer_get_alloc_size).
+func (b *Buffer) AllocSize(t *Tensor) uint64 {
+	const op = "Buffer.AllocSize"
+	r := C.ggo_ggml_backend_buffer_get_alloc_size(b.cptr(op), t.cptr(op))
+	if msg := takeCError(r.err); msg != "" {
+		panic(&Error{Op: op, Shapes: t.describe(), Msg: msg})
+	}
+	return uint64(r.v)
+}
+
+// IsHost reports whether the buffer is host memory (ggml_backend_buffer_is_host).
+func (b *Buffer) IsHost() bool {
+	return bool(C.ggml_backend_buffer_is_host(b.cptr("Buffer.IsHost")))
+}
+
+// Clear sets every byte of the buffer to v (ggml_backend_buffer_clear).
+func (b *Buffer) Clear(v byte) {
+	C.ggml_backend_buffer_clear(b.cptr("Buffer.Clear"), C.uint8_t(v))
+}
+
+// SetUsage tells the scheduler what the buffer holds (ggml_backend_buffer_set_usage).
+func (b *Buffer) SetUsage(u BufferUsage) {
+	C.ggml_backend_buffer_set_usage(b.cptr("Buffer.SetUsage"), C.enum_ggml_backend_buffer_usage(u))
+}
+
+// Usage returns the usage set with SetUsage.
+func (b *Buffer) Usage() BufferUsage {
+	return BufferUsage(C.ggo_buffer_usage(b.cptr("Buffer.Usage")))
+}
+
+// Reset releases backend-specific per-tensor state of the buffer (ggml_backend_buffer_reset).
+func (b *Buffer) Reset() {
+	C.ggml_backend_buffer_reset(b.cptr("Buffer.Reset"))
+}
+
+// Type returns the buffer's type (ggml_backend_buffer_get_type).
+func (b *Buffer) Type() *BufferType {
+	return borrowedBufferType(C.ggml_backend_buffer_get_type(b.cptr("Buffer.Type")))
+}
+
+// InitTensor lets the buffer prepare a tensor already placed in it
+// (ggml_backend_buffer_init_tensor).
+func (b *Buffer) InitTensor(t *Tensor) error {
+	const op = "Buffer.InitTensor"
+	if msg := takeCError(C.ggo_ggml_backend_buffer_init_tensor(b.cptr(op), t.cptr(op))); msg != "" {
+		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
+	}
+	return nil
+}
+
+// PlaceTensor places t (which has no data yet) at byte offset off of the buffer
+// (ggml_backend_tensor_alloc). The buffer is kept alive as long as t's context.
+func (b *Buffer) PlaceTensor(t *Tensor, off uint64) error {
+	const op = "Buffer.PlaceTensor"
+	c := b.cptr(op)
+	tc := t.cptr(op)
+	if C.ggml_backend_buffer_get_base(c) == nil {
+		return &Error{Op: op, Shapes: t.describe(), Msg: "buffer has no base address"}
+	}
+	if msg := takeCError(C.ggo_ggml_backend_tensor_alloc(c, tc, C.size_t(off))); msg != "" {
+		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
+	}
+	if t.ctx != nil {
+		t.ctx.keepAlive(b)
+	}
+	return nil
+}
+
+// InitView gives the view t (whose view source is already in the buffer) its data pointer
+// (ggml_backend_view_init).
+func (b *Buffer) InitView(t *Tensor) error {
+	const op = "Buffer.InitView"
+	if msg := takeCError(C.ggo_ggml_backend_view_init(b.cptr(op), t.cptr(op))); msg != "" {
+		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
+	}
+	return nil
+}
+
+// AllocContextTensors allocates one buffer of the backend's default buffer type holding every
+// tensor of ctx that has no data yet (ggml_backend_alloc_ctx_tensors). The buffer stays alive
+// at least as long as ctx; Close it when the tensors are no longer needed (or let the context's
+// lifetime decide). It returns an error when there is nothing to allocate or allocation fails.
+func AllocContextTensors(ctx *Context, b *Backend) (*Buffer, error) {
+	const op = "AllocContextTensors"
+	r := C.ggo_ggml_backend_alloc_ctx_tensors(ctx.cptr(op), b.cptr(op))
+	return ctxBufferResult(op, ctx, r)
+}
+
+// AllocContextTensorsFromBufferType is AllocContextTensors with an explicit buffer type
+// (ggml_backend_alloc_ctx_tensors_from_buft).
+func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (*Buffer, error) {
+	const op = "AllocContextTensorsFromBufferType"
+	r := C.ggo_ggml_backend_alloc_ctx_tensors_from_buft(ctx.cptr(op), bt.cptr(op))
+	return ctxBufferResult(op, ctx, r)
+}
+
+func ctxBufferResult(op string, ctx *Context, r C.ggo_pres) (*Buffer, error) {
+	msg := takeCError(r.err)
+	if r.p == nil {
+		if msg == "" {
+			msg = "no tensor without data in the context, or allocation failed"
+		}
+		return nil, &Error{Op: op, Msg: msg}
+	}
+	buf := newOwnedBuffer(C.ggml_backend_buffer_t(r.p))
+	ctx.keepAlive(buf)
+	return buf, nil
+}
+
+// TensorAllocator places tensors one after the other in a buffer, or only measures how big a
+// buffer would have to be (ggml_tallocr_t).
+type TensorAllocator struct {
+	c   C.ggml_tallocr_t
+	buf *Buffer    // the allocator's buffer (borrowed or owned by the allocator), nil when measuring
+	ref *nativeRef // nil for a borrowed allocator (owned by a scheduler, ...)
+}
+
+// borrowedTensorAllocator wraps an allocator owned by someone else; Close does nothing.
+func borrowedTensorAllocator(c C.ggml_tallocr_t) *TensorAllocator {
+	if c == nil {
+		return nil
+	}
+	return &TensorAllocator{c: c}
+}
+
+func (a *TensorAllocator) cptr(op string) C.ggml_tallocr_t {
+	if a == nil || a.c == nil {
+		panic(&Error{Op: op, Msg: "nil *TensorAllocator"})
+	}
+	if a.ref != nil && a.ref.released() {
+		panic(&Error{Op: op, Msg: "tensor allocator used after Close", Err: ErrClosed})
+	}
+	return a.c
+}
+
+// keep is an object whose lifetime the allocator's safety net extends (an owning buffer).
+func newTensorAllocator(op string, r C.ggo_pres, keep *Buffer) (*TensorAllocator, error) {
+	msg := takeCError(r.err)
+	if r.p == nil {
+		if msg == "" {
+			msg = "allocator creation failed"
+		}
+		return nil, &Error{Op: op, Msg: msg}
+	}
+	c := C.ggml_tallocr_t(r.p)
+	a := &TensorAllocator{c: c, buf: keep}
+	a.ref = newNativeRef(a, "tensor allocator", func() {
+		if keep == nil || !keep.ref.released() {
+			C.ggml_tallocr_free(c)
+		}
+	})
+	if keep == nil {
+		if bc := C.ggml_tallocr_get_buffer(c); bc != nil {
+			a.buf = borrowedBuffer(bc)
+		}
+	}
+	return a, nil
+}
+
+// NewTensorAllocator creates an allocator that places tensors in buf
+// (ggml_tallocr_new_from_buffer). buf must stay open while the allocator is used.
+func NewTensorAllocator(buf *Buffer) (*TensorAllocator, error) {
+	const op = "NewTensorAllocator"
+	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buffer(buf.cptr(op)), buf)
+}
+
+// NewTensorAllocatorFromBufferType creates an allocator with its own buffer of the given type
+// and size (ggml_tallocr_new_from_buft); the buffer is freed with the allocator.
+func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (*TensorAllocator, error) {
+	const op = "NewTensorAllocatorFromBufferType"
+	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buft(bt.cptr(op), C.size_t(size)), nil)
+}
+
+// NewTensorAllocatorFromBackend creates an allocator with its own buffer of the backend's
+// default type (ggml_tallocr_new_from_backend); the buffer is freed with the allocator.
+func NewTensorAllocatorFromBackend(b *Backend, size uint64) (*TensorAllocator, error) {
+	const op = "NewTensorAllocatorFromBackend"
+	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_backend(b.cptr(op), C.size_t(size)), nil)
+}
+
+// NewMeasureAllocator creates an allocator that places nothing and only measures the space
+// tensors would take with the given alignment (ggml_tallocr_new_measure).
+func NewMeasureAllocator(alignment uint64) (*TensorAllocator, error) {
+	const op = "NewMeasureAllocator"
+	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_measure(C.size_t(alignment)), nil)
+}
+
+// NewMeasureAllocatorFromBufferType creates a measuring allocator for a buffer type
+// (ggml_tallocr_new_measure_from_buft).
+func NewMeasureAllocatorFromBufferType(bt *BufferType) (*TensorAllocator, error) {
+	const op = "NewMeasureAllocatorFromBufferType"
+	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_measure_from_buft(bt.cptr(op)), nil)
+}
+
+// NewMeasureAllocatorFromBackend creates a measuring allocator for a backend's default buffer
+// type (ggml_tallocr_new_measure_from_backend).
+func NewMeasureAllocatorFromBackend(b *Backend) (*TensorAllocator, error) {
+	const op = "NewMeasureAllocatorFromBackend"
+	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_measure_from_backend(b.cptr(op)), nil)
+}
+
+// Close frees the allocator (and its buffer, when it created one; ggml_tallocr_free). It is
+// idempotent and returns nil.
+func (a *TensorAllocator) Close() error {
+	if a != nil {
+		a.ref.release()
+	}
+	return nil
+}
+
+// Alloc places t (a tensor without data) in the allocator's buffer, or measures it
+// (ggml_tallocr_alloc). The buffer is kept alive as long as t's context.
+func (a *TensorAllocator) Alloc(t *Tensor) error {
+	const op = "TensorAllocator.Alloc"
+	c := a.cptr(op)
+	if msg := takeCError(C.ggo_ggml_tallocr_alloc(c, t.cptr(op))); msg != "" {
+		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
+	}
+	if t.ctx != nil && !a.IsMeasure() {
+		t.ctx.keepAlive(a)
+	}
+	return nil
+}
+
+// IsMeasure reports whether the allocator only measures (ggml_tallocr_is_measure).
+func (a *TensorAllocator) IsMeasure() bool {
+	return bool(C.ggml_tallocr_is_measure(a.cptr("TensorAllocator.IsMeasure")))
+}
+
+// Reset forgets every placement: the whole buffer is free again (ggml_tallocr_reset).
+func (a *TensorAllocator) Reset() {
+	C.ggml_tallocr_reset(a.cptr("TensorAllocator.Reset"))
+}
+
+// MaxSize returns the largest extent used so far, in bytes (ggml_tallocr_max_size): for a
+// measuring allocator, the buffer size the measured tensors need.
+func (a *TensorAllocator) MaxSize() uint64 {
+	return uint64(C.ggml_tallocr_max_size(a.cptr("TensorAllocator.MaxSize")))
+}
+
+// Buffer returns the allocator's buffer (borrowed unless it was passed to NewTensorAllocator),
+// or nil for a measuring allocator (ggml_tallocr_get_buffer).
+func (a *TensorAllocator) Buffer() *Buffer {
+	c := a.cptr("TensorAllocator.Buffer")
+	if a.buf != nil {
+		return a.buf
+	}
+	if bc := C.ggml_tallocr_get_buffer(c); bc != nil {
+		return borrowedBuffer(bc)
+	}
+	return nil
+}

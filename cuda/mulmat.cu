@@ -1,0 +1,288 @@
+// mulmat.cu - MUL_MAT: dst[i0, i1, i2, i3] = sum_k src0[k, i0, i2 / r2, i3 / r3] * src1[k, i1, i2, i3]
+// with r2 = ne12 / ne02, r3 = ne13 / ne03 (src0 broadcast over the batch dimensions).
+//
+//   * F32 / F16 weights: cuBLAS (F32: TF32 tensor cores unless i32[0] = GGML_PREC_F32; F16:
+//     src1 converted to F16, F32 accumulation and output, as the CPU converts src1 to F16).
+//   * quantized weights, at most CU_MMV_MAX_COLS src1 columns: our mat-vec kernel, one warp per
+//     weight row, dequantizing 32-element chunks and accumulating in F32 against F32 src1.
+//   * quantized weights, more columns: weights dequantized to F16, src1 converted to F16, cuBLAS.
+//
+// src1 may have any strides and be F32 or F16: it is first gathered into a dense F32 array.
+// Weights in a CUDA_Split buffer (2D): each device multiplies its own row range.
+
+#include "quants.cuh"
+
+#define CU_MMV_MAX_COLS 8
+#define CU_MMV_WARPS    4 // weight rows per block
+
+bool ggml_cu_mm_weight_type(enum ggml_type type) {
+    return cu_dq_type(type);
+}
+
+// out[k] = src element k in flat order (F32 / F16 source)
+__global__ void cu_to_f32_kernel(cu_t src, float * out, int64_t n) {
+    CU_GRID_STRIDE(k, n) {
+        int64_t i0, i1, i2, i3;
+        cu_unravel(k, src.ne, i0, i1, i2, i3);
+        out[k] = cu_load(cu_ptr(src, i0, i1, i2, i3), src.type);
+    }
+}
+
+bool ggml_cu_to_f32_dense(ggml_cu_ctx & ctx, const cu_t & src, float * out) {
+    const int64_t n = cu_nelements(src);
+    if (n == 0) {
+        return true;
+    }
+    cu_to_f32_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(src, out, n);
+    return CU_LAUNCH_OK();
+}
+
+__global__ void cu_f32_to_f16_kernel(const float * x, __half * y, int64_t n) {
+    CU_GRID_STRIDE(k, n) {
+        y[k] = __float2half_rn(x[k]);
+    }
+}
+
+// W (m rows of k_len elements, rows w_row_bytes apart) -> dense F16 [m][k_len]; one thread per chunk
+__global__ void cu_dequant_f16_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t k_len, __half * out,
+                                      int64_t nchunks) {
+    const int64_t per_row = k_len / 32;
+    CU_GRID_STRIDE(c, nchunks) {
+        const int64_t r = c / per_row;
+        const int64_t cc = c % per_row;
+        float v[32];
+        cu_dq32(wtype, w + r * w_row_bytes, cc, v);
+        __half * o = out + r * k_len + cc * 32;
+        for (int j = 0; j < 32; j++) {
+            o[j] = __float2half_rn(v[j]);
+        }
+    }
+}
+
+// y[j * ldy + r] = W row r . x column j, for r < m and j < n (n <= CU_MMV_MAX_COLS)
+__global__ void cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t m, const float * x, int n,
+                              int64_t k_len, float * y, int64_t ldy) {
+    const int lane = threadIdx.x & 31;
+    const int64_t r = (int64_t) blockIdx.x * CU_MMV_WARPS + (threadIdx.x >> 5);
+    if (r >= m) {
+        return; // whole warp leaves together
+    }
+    const char * row = w + r * w_row_bytes;
+    const int64_t nchunks = k_len / 32;
+    float acc[CU_MMV_MAX_COLS];
+    for (int j = 0; j < CU_MMV_MAX_COLS; j++) {
+        acc[j] = 0.0f;
+    }
+    for (int64_t c = lane; c < nchunks; c += 32) {
+        float v[32];
+        cu_dq32(wtype, row, c, v);
+        for (int j = 0; j < n; j++) {
+            const float * xs = x + j * k_len + c * 32;
+            float s = 0.0f;
+            for (int t = 0; t < 32; t++) {
+                s += v[t] * xs[t];
+            }
+            acc[j] += s;
+        }
+    }
+    for (int j = 0; j < n; j++) {
+        const float s = cu_warp_sum(acc[j]);
+        if (lane == 0) {
+            y[j * ldy + r] = s;
+        }
+    }
+}
+
+bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size_t w_row_bytes, int64_t m,
+                   const float * x, int64_t n, int64_t k_len, float * y, int64_t ldy, bool prec_f32) {
+    if (m == 0 || n == 0) {
+        return true;
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    if (!CUBLAS_OK(cublasSetStream(ctx.cublas, ctx.stream))) {
+        return false;
+    }
+    if (wtype == GGML_TYPE_F32) {
+        // dst (m x n, column-major with ld ldy) = W^T (m x k) * X (k x n)
+        const cublasComputeType_t ct = prec_f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+        return CUBLAS_OK(cublasGemmEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int) m, (int) n, (int) k_len, &alpha,
+                                      w, CUDA_R_32F, (int) (w_row_bytes / sizeof(float)), x, CUDA_R_32F, (int) k_len,
+                                      &beta, y, CUDA_R_32F, (int) ldy, ct, CUBLAS_GEMM_DEFAULT));
+    }
+    if (wtype != GGML_TYPE_F16 && n <= CU_MMV_MAX_COLS) {
+        const unsigned blocks = (unsigned) ((m + CU_MMV_WARPS - 1) / CU_MMV_WARPS);
+        cu_mmv_kernel<<<blocks, 32 * CU_MMV_WARPS, 0, ctx.stream>>>((int) wtype, w, (int64_t) w_row_bytes, m, x, (int) n,
+                                                                   k_len, y, ldy);
+        return CU_LAUNCH_OK();
+    }
+    // F16 operands, F32 accumulation
+    __half * x16 = (__half *) ggml_cu_scratch(ctx, 1, (size_t) (n * k_len) * sizeof(__half));
+    if (x16 == NULL) {
+        return false;
+    }
+    cu_f32_to_f16_kernel<<<cu_blocks(n * k_len), CU_THREADS, 0, ctx.stream>>>(x, x16, n * k_len);
+    if (!CU_LAUNCH_OK()) {
+        return false;
+    }
+    const void * w16 = w;
+    int64_t ldw = (int64_t) (w_row_bytes / sizeof(__half));
+    if (wtype != GGML_TYPE_F16) {
+        __half * wd = (__half *) ggml_cu_scratch(ctx, 0, (size_t) (m * k_len) * sizeof(__half));
+        if (wd == NULL) {
+            return false;
+        }
+        const int64_t nchunks = m * (k_len / 32);
+        cu_dequant_f16_kernel<<<cu_blocks(nchunks), CU_THREADS, 0, ctx.stream>>>((int) wtype, w, (int64_t) w_row_bytes,
+                                                                                k_len, wd, nchunks);
+        if (!CU_LAUNCH_OK()) {
+            return false;
+        }
+        w16 = wd;
+        ldw = k_len;
+    }
+    return CUBLAS_OK(cublasGemmEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int) m, (int) n, (int) k_len, &alpha, w16,
+                                  CUDA_R_16F, (int) ldw, x16, CUDA_R_16F, (int) k_len, &beta, y, CUDA_R_32F, (int) ldy,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+// rows [r0, r1) of W live on another device: multiply there, bring the m x n block back
+static bool cu_mm_2d_remote(ggml_cu_ctx & ctx, int device, enum ggml_type wtype, const char * w, size_t w_row_bytes,
+                            int64_t m, const float * x, int64_t n, int64_t k_len, float * y, int64_t ldy,
+                            bool prec_f32) {
+    ggml_cu_ctx * h = ggml_cu_device_helper(device);
+    if (h == NULL) {
+        return false;
+    }
+    // x must be complete before the other device reads it
+    if (!CU_OK(cudaStreamSynchronize(ctx.stream))) {
+        return false;
+    }
+    const size_t xbytes = (size_t) (n * k_len) * sizeof(float);
+    const size_t ybytes = (size_t) (n * m) * sizeof(float);
+    if (!CU_OK(cudaSetDevice(device))) {
+        return false;
+    }
+    bool ok = false;
+    do {
+        float * xr = (float *) ggml_cu_scratch(*h, 2, xbytes);
+        float * yr = (float *) ggml_cu_scratch(*h, 3, ybytes);
+        if (xr == NULL || yr == NULL) {
+            break;
+        }
+        if (!CU_OK(cudaMemcpyPeerAsync(xr, device, x, ctx.device, xbytes, h->stream))) {
+            break;
+        }
+        if (!ggml_cu_mm_2d(*h, wtype, w, w_row_bytes, m, xr, n, k_len, yr, m, prec_f32)) {
+            break;
+        }
+        if (!CU_OK(cudaStreamSynchronize(h->stream))) {
+            break;
+        }
+        ok = true;
+        if (!CU_OK(cudaSetDevice(ctx.device))) {
+            return false;
+        }
+        float * yl = (float *) ggml_cu_scratch(ctx, 3, ybytes);
+        if (yl == NULL) {
+            return false;
+        }
+        if (!CU_OK(cudaMemcpyPeerAsync(yl, ctx.device, yr, device, ybytes, ctx.stream))) {
+            return false;
+        }
+        return CU_OK(cudaMemcpy2DAsync(y, (size_t) ldy * sizeof(float), yl, (size_t) m * sizeof(float),
+                                       (size_t) m * sizeof(float), (size_t) n, cudaMemcpyDeviceToDevice, ctx.stream));
+    } while (0);
+    cudaSetDevice(ctx.device);
+    return ok;
+}
+
+bool ggml_cu_mulmat_supported(const ggml_tensor * dst) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * b = dst->src[1];
+    if (a == NULL || b == NULL || dst->type != GGML_TYPE_F32) {
+        return false;
+    }
+    if (a->ne[0] != b->ne[0] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 ||
+        b->ne[3] % a->ne[3] != 0) {
+        return false;
+    }
+    if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) {
+        return false;
+    }
+    if (!cu_is_float(b->type) || !cu_dq_type(a->type)) {
+        return false;
+    }
+    // cuBLAS takes int dimensions
+    if (a->ne[0] > INT32_MAX || a->ne[1] > INT32_MAX || b->ne[1] > INT32_MAX) {
+        return false;
+    }
+    // weights: dense rows (whole 32-element chunks for the quantized types); dst: dense rows
+    const size_t ts = ggml_type_size(a->type);
+    if (a->nb[0] != ts || a->nb[1] % ts != 0 || (ggml_blck_size(a->type) > 1 && a->ne[0] % 32 != 0)) {
+        return false;
+    }
+    if (dst->nb[0] != sizeof(float) || dst->nb[1] % sizeof(float) != 0) {
+        return false;
+    }
+    if (ggml_cu_tensor_is_split(a)) {
+        // split weights: a plain 2D matrix owned by the split buffer (not a view)
+        return a->view_src == NULL && a->ne[2] == 1 && a->ne[3] == 1 && a->extra != NULL;
+    }
+    return true;
+}
+
+bool ggml_cu_mulmat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * b = dst->src[1];
+    if (ggml_nelements(dst) == 0) {
+        return true;
+    }
+    const int64_t k = b->ne[0], n = b->ne[1];
+    const int64_t ne12 = b->ne[2], ne13 = b->ne[3];
+    const int64_t r2 = ne12 / a->ne[2], r3 = ne13 / a->ne[3];
+    const bool prec_f32 = ggml_x_get_op_params_i32(dst, 0) == GGML_PREC_F32;
+    const int64_t ldy = (int64_t) (dst->nb[1] / sizeof(float));
+
+    float * xd = (float *) ggml_cu_scratch(ctx, 2, (size_t) ggml_nelements(b) * sizeof(float));
+    if (xd == NULL || !ggml_cu_to_f32_dense(ctx, cu_make(b), xd)) {
+        return false;
+    }
+
+    if (ggml_cu_tensor_is_split(a)) {
+        const ggml_cu_split_extra * ex = (const ggml_cu_split_extra *) a->extra;
+        const size_t row_bytes = a->nb[1];
+        for (int64_t i13 = 0; i13 < ne13; i13++) {
+            for (int64_t i12 = 0; i12 < ne12; i12++) {
+                const float * x = xd + (i12 + i13 * ne12) * n * k;
+                float * y = (float *) ((char *) dst->data + i12 * dst->nb[2] + i13 * dst->nb[3]);
+                for (int d = 0; d < GGML_CU_MAX_DEVICES; d++) {
+                    const int64_t r0 = ex->row0[d], r1 = ex->row1[d];
+                    if (ex->data[d] == NULL || r1 <= r0) {
+                        continue;
+                    }
+                    const bool ok = d == ctx.device
+                        ? ggml_cu_mm_2d(ctx, a->type, (const char *) ex->data[d], row_bytes, r1 - r0, x, n, k, y + r0,
+                                        ldy, prec_f32)
+                        : cu_mm_2d_remote(ctx, d, a->type, (const char *) ex->data[d], row_bytes, r1 - r0, x, n, k,
+                                          y + r0, ldy, prec_f32);
+                    if (!ok) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    for (int64_t i13 = 0; i13 < ne13; i13++) {
+        for (int64_t i12 = 0; i12 < ne12; i12++) {
+            const char * w = (const char *) a->data + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
+            const float * x = xd + (i12 + i13 * ne12) * n * k;
+            float * y = (float *) ((char *) dst->data + i12 * dst->nb[2] + i13 * dst->nb[3]);
+            if (!ggml_cu_mm_2d(ctx, a->type, w, a->nb[1], a->ne[1], x, n, k, y, ldy, prec_f32)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
