@@ -1,7 +1,8 @@
 # ggml-go Makefile: the C library, the C unit tests and the Go checks.
 #
 #   make lib        build/libggml.a (the C library alone, usable from C)
-#   make test       gofmt check, go vet, CGO_ENABLED=0 build, C unit tests, go test ./...
+#   make test       gofmt check, go vet, CGO_ENABLED=0 build, API check, C unit tests,
+#                   go test ./...
 #   make test-c     build and run every ggml/tests/test-*.c against build/libggml.a
 #   make bench      C benchmarks (bench-c, below) and Go benchmarks
 #   make fmt        format the Go sources (make fmt-check only lists unformatted files)
@@ -74,7 +75,13 @@ nocgo:
 test-go:
 	$(GO) test ./...
 
-test: fmt-check vet nocgo test-c test-go test-hbm
+# every public C function is wrapped by the Go package or allowlisted with a reason, and every
+# buffer(-type) vtable entry has a GGML_CALL trampoline in csrc/ (build/apicheck)
+.PHONY: apicheck
+apicheck:
+	$(GO) run ./build/apicheck
+
+test: fmt-check vet nocgo apicheck test-c test-go test-hbm
 
 bench:
 	$(GO) test -run='^$$' -bench=. ./...
@@ -176,8 +183,14 @@ HBM_BUILD := $(BUILD)/hbm
 test-multiplatform-c:
 	@$(MAKE) --no-print-directory BUILD=$(MP_BUILD) CC="$(CC) -DGGML_MULTIPLATFORM" test-c
 
-# the Go checks built with GGML_MULTIPLATFORM join here as further prerequisites
-test-multiplatform: test-multiplatform-c
+# the Go tests with GGML_MULTIPLATFORM: the trampolines of csrc/ are ms_abi functions that the
+# C library calls through its vtables (and the API checker parses the headers that way)
+.PHONY: test-multiplatform-go
+test-multiplatform-go:
+	CGO_CFLAGS="-O2 -g -DGGML_MULTIPLATFORM" $(GO) test ./...
+	$(GO) run ./build/apicheck -multiplatform
+
+test-multiplatform: test-multiplatform-c test-multiplatform-go
 
 memkind-dev:
 	@if ! echo '#include <hbwmalloc.h>' | $(CC) -E - >/dev/null 2>&1; then \

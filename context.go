@@ -69,10 +69,18 @@ type Context struct {
 	keep    []any                             // Go objects that must live as long as the context
 }
 
-// cAllocs is a list of C allocations freed together.
+// cAllocs holds what is released together with a context: C allocations (graph views) and
+// functions registered with onClose (handles of custom ops, ...).
 type cAllocs struct {
-	mu   sync.Mutex
-	ptrs []unsafe.Pointer
+	mu      sync.Mutex
+	ptrs    []unsafe.Pointer
+	closers []func()
+}
+
+func (a *cAllocs) addCloser(f func()) {
+	a.mu.Lock()
+	a.closers = append(a.closers, f)
+	a.mu.Unlock()
 }
 
 func (a *cAllocs) add(p unsafe.Pointer) {
@@ -83,11 +91,16 @@ func (a *cAllocs) add(p unsafe.Pointer) {
 
 func (a *cAllocs) freeAll() {
 	a.mu.Lock()
+	closers := a.closers
+	a.closers = nil
 	for _, p := range a.ptrs {
 		C.free(p)
 	}
 	a.ptrs = nil
 	a.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
 }
 
 // NewContext creates a context (ggml_init). The arena is allocated by the C library.
@@ -117,8 +130,8 @@ func NewContext(p Params) (*Context, error) {
 	cmem := ctx.cmem
 	ctx.ref = newNativeRef(ctx, "context", func() {
 		unregisterContext(c)
-		C.ggml_free(c)
 		cmem.freeAll()
+		C.ggml_free(c)
 	})
 	registerContext(ctx)
 	return ctx, nil
@@ -175,6 +188,13 @@ func (ctx *Context) cptr(op string) *C.struct_ggml_context {
 		panic(&Error{Op: op, Msg: "context used after it was closed", Err: ErrClosed})
 	}
 	return ctx.c
+}
+
+// onClose registers f to run when the context is closed (or collected, or, for a borrowed
+// context, invalidated). f must not reference ctx. Functions run in reverse order of
+// registration, before the C context is freed.
+func (ctx *Context) onClose(f func()) {
+	ctx.cmem.addCloser(f)
 }
 
 // keepAlive ties the lifetime of v (a buffer holding this context's tensors, ...) to ctx.

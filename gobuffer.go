@@ -190,6 +190,9 @@ func (b *Buffer) Impl() BufferImpl {
 	return cgo.Handle(h).Value().(*goBuffer).impl
 }
 
+// errReadOnly is returned by writes into a read-only HostBuffer (a file mapping).
+var errReadOnly = errors.New("the buffer is read-only")
+
 // HostBuffer is host memory allocated by C (never Go heap memory): a ready-made BufferImpl for
 // Go buffer types whose buffers are plain host memory. Embed it to override some methods (to
 // count or log accesses, for instance).
@@ -258,7 +261,7 @@ func (m *HostBuffer) region(t *Tensor, off, n uint64) ([]byte, error) {
 // SetTensor copies data into the tensor's memory.
 func (m *HostBuffer) SetTensor(t *Tensor, data []byte, off uint64) error {
 	if m.readOnly {
-		return errors.New("the buffer is read-only")
+		return errReadOnly
 	}
 	dst, err := m.region(t, off, uint64(len(data)))
 	if err != nil {
@@ -297,7 +300,7 @@ func (m *HostBuffer) CopyTensor(src, dst *Tensor) bool {
 // Clear sets every byte to v.
 func (m *HostBuffer) Clear(v byte) error {
 	if m.readOnly {
-		return errors.New("the buffer is read-only")
+		return errReadOnly
 	}
 	if m.size > 0 {
 		C.memset(m.base, C.int(v), C.size_t(m.size))

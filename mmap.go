@@ -4,13 +4,14 @@ package ggml
 
 /*
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-// maps a whole file read-only; NULL and *err = errno on failure (EINVAL for an empty file)
+// maps a whole file copy-on-write (the file itself is never written); NULL and *err = errno on failure (EINVAL for an empty file)
 static void * ggo_map_file(const char * path, size_t * size, int * err) {
     *err = 0;
     int fd = open(path, O_RDONLY);
@@ -29,7 +30,7 @@ static void * ggo_map_file(const char * path, size_t * size, int * err) {
         close(fd);
         return NULL;
     }
-    void * p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void * p = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
     if (p == MAP_FAILED) {
@@ -52,7 +53,6 @@ static const char * ggo_strerror(int e) { return strerror(e); }
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -94,12 +94,12 @@ func NewMmapBufferType() (*MmapBufferType, error) {
 	return &MmapBufferType{BufferType: bt}, nil
 }
 
-// MapFile maps the whole file at path read-only and returns it as a buffer of the type, with
+// MapFile maps the whole file at path and returns it as a read-only buffer of the type, with
 // usage BufferUsageWeights. Tensors placed in it (Buffer.PlaceTensor at their file offsets)
-// read the file's bytes without copying; writing into them (SetFloat32, Clear, an in-place op)
-// is an error, not a crash, through the API — but an in-place op computed on such a tensor
-// would fault, so do not use mapped tensors as the destination of in-place ops. Close the
-// buffer to unmap the file.
+// read the file's bytes without copying. Writes through the API (SetFloat32, SetBytes, Clear)
+// are errors. The mapping is private: the file is never modified, and the pages stay shared
+// with the page cache unless an in-place op computed on a mapped tensor writes to them (it
+// then gets private copies). Close the buffer to unmap the file.
 func (m *MmapBufferType) MapFile(path string) (*Buffer, error) {
 	const op = "MapFile"
 	st := goBufTypeOf(m.BufferType)
@@ -137,6 +137,3 @@ func MapFile(path string) (*Buffer, error) {
 	defer m.Close()
 	return m.MapFile(path)
 }
-
-// errReadOnly is returned by writes into a read-only mapping.
-var errReadOnly = errors.New("the buffer is a read-only file mapping")

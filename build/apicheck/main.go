@@ -1,9 +1,9 @@
 // Command apicheck keeps the Go package and the C API in step.
 //
 // It parses the public headers in ggml/include with modernc.org/cc/v4 and lists every function
-// they declare. Each must be referenced from the Go code of the module (as C.name) or be listed
-// in the allowlist with a reason. It also parses ggml/src/ggml-backend-impl.h and checks that
-// every field of the buffer-type and buffer vtables has a GGML_CALL trampoline in csrc/
+// they declare. Each must be referenced from the Go code of the module (as C.name, or as the
+// shim C.ggo_name) or be listed in the allowlist with a reason. It also parses
+// ggml/src/ggml-backend-impl.h and checks that every field of the buffer-type and buffer vtables has a GGML_CALL trampoline in csrc/
 // (named ggml_go_buft_<field> and ggml_go_buffer_<field>).
 //
 // Usage (from the repository root):
@@ -244,7 +244,9 @@ func readAllowlist(path string) (map[string]string, error) {
 var cRef = regexp.MustCompile(`\bC\.([A-Za-z_][A-Za-z0-9_]*)`)
 
 // goReferences maps each C identifier referenced as C.name in the module's Go files to the
-// first file that references it. Test files count too: they exercise the binding.
+// first file that references it. A reference to a shim C.ggo_name counts as one to name (the
+// shims of ggml_go.h and the preambles are named after the function they wrap). Test files
+// count too: they exercise the binding.
 func goReferences(root string) (map[string]string, error) {
 	refs := map[string]string{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -267,8 +269,10 @@ func goReferences(root string) (map[string]string, error) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		for _, m := range cRef.FindAllStringSubmatch(string(data), -1) {
-			if _, ok := refs[m[1]]; !ok {
-				refs[m[1]] = rel
+			// a shim ggo_X (ggml_go.h convention) wraps the C function X
+			name := strings.TrimPrefix(m[1], "ggo_")
+			if _, ok := refs[name]; !ok {
+				refs[name] = rel
 			}
 		}
 		return nil

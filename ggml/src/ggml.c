@@ -246,15 +246,15 @@ static const ggml_type_traits_t * ggml_x_traits_or_null(enum ggml_type type) {
     return ggml_x_type_valid(type) ? ggml_x_type_traits(type) : NULL;
 }
 
-int64_t ggml_nelements(const struct ggml_tensor * tensor) {
+GGML_CALL int64_t ggml_nelements(const struct ggml_tensor * tensor) {
     return tensor->ne[0] * tensor->ne[1] * tensor->ne[2] * tensor->ne[3];
 }
 
-int64_t ggml_nrows(const struct ggml_tensor * tensor) {
+GGML_CALL int64_t ggml_nrows(const struct ggml_tensor * tensor) {
     return tensor->ne[1] * tensor->ne[2] * tensor->ne[3];
 }
 
-size_t ggml_nbytes(const struct ggml_tensor * tensor) {
+GGML_CALL size_t ggml_nbytes(const struct ggml_tensor * tensor) {
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
         if (tensor->ne[i] <= 0) {
             return 0;
@@ -280,17 +280,17 @@ size_t ggml_nbytes_pad(const struct ggml_tensor * tensor) {
     return GGML_PAD(ggml_nbytes(tensor), GGML_MEM_ALIGN);
 }
 
-int ggml_blck_size(enum ggml_type type) {
+GGML_CALL int ggml_blck_size(enum ggml_type type) {
     const ggml_type_traits_t * t = ggml_x_traits_or_null(type);
     return t ? t->blck_size : 0;
 }
 
-size_t ggml_type_size(enum ggml_type type) {
+GGML_CALL size_t ggml_type_size(enum ggml_type type) {
     const ggml_type_traits_t * t = ggml_x_traits_or_null(type);
     return t ? t->type_size : 0;
 }
 
-size_t ggml_row_size(enum ggml_type type, int64_t ne) {
+GGML_CALL size_t ggml_row_size(enum ggml_type type, int64_t ne) {
     const ggml_type_traits_t * t = ggml_x_traits_or_null(type);
     if (t == NULL || t->blck_size == 0) {
         return 0;
@@ -303,12 +303,12 @@ double ggml_type_sizef(enum ggml_type type) {
     return t ? (double) t->type_size / (double) t->blck_size : 0.0;
 }
 
-const char * ggml_type_name(enum ggml_type type) {
+GGML_CALL const char * ggml_type_name(enum ggml_type type) {
     const ggml_type_traits_t * t = ggml_x_traits_or_null(type);
     return t ? t->type_name : "NONE";
 }
 
-bool ggml_is_quantized(enum ggml_type type) {
+GGML_CALL bool ggml_is_quantized(enum ggml_type type) {
     const ggml_type_traits_t * t = ggml_x_traits_or_null(type);
     return t ? t->is_quantized : false;
 }
@@ -345,7 +345,7 @@ static const char * const ggml_x_unary_op_names[GGML_UNARY_OP_COUNT] = {
     "ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "GELU", "GELU_QUICK", "SILU",
 };
 
-const char * ggml_op_name(enum ggml_op op) {
+GGML_CALL const char * ggml_op_name(enum ggml_op op) {
     return ((int) op >= 0 && op < GGML_OP_COUNT) ? ggml_x_op_names[op] : "INVALID";
 }
 
@@ -357,18 +357,18 @@ const char * ggml_unary_op_name(enum ggml_unary_op op) {
     return ((int) op >= 0 && op < GGML_UNARY_OP_COUNT) ? ggml_x_unary_op_names[op] : "INVALID";
 }
 
-enum ggml_unary_op ggml_get_unary_op(const struct ggml_tensor * tensor) {
+GGML_CALL enum ggml_unary_op ggml_get_unary_op(const struct ggml_tensor * tensor) {
     return (enum ggml_unary_op) tensor->op_params[0];
 }
 
-const char * ggml_op_desc(const struct ggml_tensor * t) {
+GGML_CALL const char * ggml_op_desc(const struct ggml_tensor * t) {
     if (t->op == GGML_OP_UNARY) {
         return ggml_unary_op_name(ggml_get_unary_op(t));
     }
     return ggml_op_name(t->op);
 }
 
-size_t ggml_element_size(const struct ggml_tensor * tensor) {
+GGML_CALL size_t ggml_element_size(const struct ggml_tensor * tensor) {
     return ggml_type_size(tensor->type);
 }
 
@@ -394,11 +394,11 @@ enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) {
     return GGML_TYPE_COUNT;
 }
 
-bool ggml_is_transposed(const struct ggml_tensor * tensor) {
+GGML_CALL bool ggml_is_transposed(const struct ggml_tensor * tensor) {
     return tensor->nb[0] > tensor->nb[1];
 }
 
-bool ggml_is_contiguous(const struct ggml_tensor * tensor) {
+GGML_CALL bool ggml_is_contiguous(const struct ggml_tensor * tensor) {
     const size_t ts = ggml_type_size(tensor->type);
     const int64_t bs = ggml_blck_size(tensor->type);
     return tensor->nb[0] == ts &&
@@ -408,7 +408,7 @@ bool ggml_is_contiguous(const struct ggml_tensor * tensor) {
            tensor->nb[3] == tensor->nb[2] * (size_t) tensor->ne[2];
 }
 
-bool ggml_is_permuted(const struct ggml_tensor * tensor) {
+GGML_CALL bool ggml_is_permuted(const struct ggml_tensor * tensor) {
     return tensor->nb[0] > tensor->nb[1] || tensor->nb[1] > tensor->nb[2] || tensor->nb[2] > tensor->nb[3];
 }
 

@@ -497,6 +497,63 @@ static void test_sched_limits(void) {
     ggml_x_set_thread_recoverable(old);
 }
 
+// a cache that lives in a Test buffer (usage ANY) is updated by a copy into a view of it: the
+// copy runs where the cache is; when that backend rejects the copy, no backend can write there
+static void test_sched_cache_update(void) {
+    struct ggml_context * cctx = new_ctx(4);
+    struct ggml_tensor * cache = ggml_new_tensor_1d(cctx, GGML_TYPE_F32, 64);
+    ggml_backend_buffer_t cbuf = ggml_backend_alloc_ctx_tensors(cctx, test);
+    ggml_backend_buffer_clear(cbuf, 0);
+
+    struct ggml_context * xctx = new_ctx(4);
+    struct ggml_tensor * x = ggml_new_tensor_1d(xctx, GGML_TYPE_F32, 16);
+    ggml_backend_buffer_t xbuf = ggml_backend_alloc_ctx_tensors(xctx, cpu);
+    float xv[16];
+    for (int i = 0; i < 16; i++) {
+        xv[i] = (float) i;
+    }
+    ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+
+    struct ggml_context * ctx = new_ctx(16);
+    struct ggml_tensor * dst = ggml_view_1d(ctx, cache, 16, 8 * sizeof(float));
+    struct ggml_tensor * upd = ggml_cpy(ctx, ggml_scale(ctx, x, 2.0f), dst);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, upd);
+
+    ggml_backend_sched_t sched = new_sched();
+    for (int iter = 0; iter < 2; iter++) {
+        T_CHECK(ggml_x_backend_sched_graph_compute(sched, gf));
+        T_CHECK(ggml_backend_sched_get_node_backend(sched, upd) == test);
+        T_CHECK(ggml_backend_sched_get_n_splits(sched) == 1);
+        float cv[64];
+        ggml_backend_tensor_get(cache, cv, 0, sizeof(cv));
+        int bad = 0;
+        for (int i = 0; i < 64; i++) {
+            bad += cv[i] != (i >= 8 && i < 24 ? 2.0f * (float) (i - 8) : 0.0f);
+        }
+        T_CHECK_MSG(bad == 0, "iteration %d: %d wrong values in the cache", iter, bad);
+    }
+    ggml_backend_sched_free(sched);
+
+    testbackend_reject_op(test, GGML_OP_CPY, true);
+    bool old = ggml_x_get_thread_recoverable();
+    ggml_x_set_thread_recoverable(true);
+    ggml_x_clear_error();
+    sched = new_sched();
+    T_CHECK(!ggml_x_backend_sched_graph_compute(sched, gf));
+    T_CHECK(ggml_x_last_error() != NULL);
+    ggml_x_clear_error();
+    ggml_x_set_thread_recoverable(old);
+    testbackend_reject_op(test, GGML_OP_CPY, false);
+
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(xbuf);
+    ggml_free(xctx);
+    ggml_backend_buffer_free(cbuf);
+    ggml_free(cctx);
+}
+
 struct cmp_state {
     int calls;
     int stop_after;
@@ -579,6 +636,7 @@ int main(void) {
     T_RUN(test_sched_attention);
     T_RUN(test_sched_recompute);
     T_RUN(test_sched_set_node_backend);
+    T_RUN(test_sched_cache_update);
     T_RUN(test_sched_limits);
     T_RUN(test_compare_graph_backend);
 

@@ -100,8 +100,7 @@ GX2_INLINE void q4k_body(int nblk, const uint8_t * wp, const uint8_t * xp, float
         for (int c = 0; c < nc; c++) {
             isum[c] = _mm256_setzero_si256();
         }
-        #pragma GCC unroll 8
-        for (int j = 0; j < 8; j++) {
+                for (int j = 0; j < 8; j++) {
             const __m256i sc = _mm256_load_si256((const __m256i *) (wb + 256*R + 32*j));
             #pragma GCC unroll 8
             for (int g = 0; g < 8; g++) {

@@ -169,7 +169,7 @@ static float x_yarn_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {
     return (float) n_dims * logf((float) n_orig_ctx / (n_rot * two_pi)) / (2.0f * logf(base));
 }
 
-void ggml_rope_yarn_corr_dims(int n_dims, int n_orig_ctx, float freq_base, float beta_fast, float beta_slow,
+GGML_CALL void ggml_rope_yarn_corr_dims(int n_dims, int n_orig_ctx, float freq_base, float beta_fast, float beta_slow,
                               float dims[2]) {
     const float lo = floorf(x_yarn_dim(n_dims, n_orig_ctx, beta_fast, freq_base));
     const float hi = ceilf(x_yarn_dim(n_dims, n_orig_ctx, beta_slow, freq_base));
