@@ -187,7 +187,7 @@ test-multiplatform-c:
 # C library calls through its vtables (and the API checker parses the headers that way)
 .PHONY: test-multiplatform-go
 test-multiplatform-go:
-	CGO_CFLAGS="-O2 -g -DGGML_MULTIPLATFORM" $(GO) test ./...
+	GGML_TEST_MULTIPLATFORM=1 CGO_CFLAGS="-O2 -g -DGGML_MULTIPLATFORM" $(GO) test ./...
 	$(GO) run ./build/apicheck -multiplatform
 
 test-multiplatform: test-multiplatform-c test-multiplatform-go
@@ -215,6 +215,8 @@ test-hbm: memkind-dev
 #                    root package and ./cuda/
 #   make test-cuda   on a machine with a GPU: the C device test (cuda/tests/test-cuda.c) and the
 #                    tagged Go tests; without a device every test skips with a message
+#   make bench-cuda  mul_mat throughput on CUDA0 (cuda/tests/bench-cuda.c)
+#   cuda/device-check.sh  the whole device run (environment, sm_90 build, tests, benchmarks)
 
 CUDA_PREFIX ?= /opt/ggml-cuda-11.8
 CUDA_HOME   ?= $(or $(patsubst %/bin/nvcc,%,$(firstword $(wildcard /usr/local/cuda/bin/nvcc $(CUDA_PREFIX)/bin/nvcc))),$(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
@@ -235,7 +237,7 @@ CUDA_SRCS := $(wildcard cuda/*.cu)
 CUDA_OBJS := $(patsubst cuda/%.cu,$(CUDA_BUILD)/obj/%.o,$(CUDA_SRCS))
 CUDA_HDRS := $(wildcard cuda/*.cuh) ggml/include/ggml-cuda.h $(LIB_HDRS)
 
-.PHONY: cuda cuda-toolkit cuda-check test-cuda
+.PHONY: cuda cuda-toolkit cuda-check test-cuda bench-cuda
 
 cuda: $(CUDA_BUILD)/libggml-cuda.a
 
@@ -252,6 +254,14 @@ $(CUDA_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a $(CUDA_LDLIBS) -o $@
 
+$(CUDA_BUILD)/bin/bench-cuda: cuda/tests/bench-cuda.c $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a $(CUDA_LDLIBS) -o $@
+
+# mul_mat throughput on CUDA0 (F32, F16, Q4_0, Q4_K at 4096 x 4096, batch 1 and 512)
+bench-cuda: cuda $(CUDA_BUILD)/bin/bench-cuda
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/bench-cuda
+
 # install the toolchain only when no nvcc is found
 cuda-toolkit:
 	@if [ ! -x "$(NVCC)" ] && ! command -v "$(NVCC)" >/dev/null 2>&1; then \
@@ -261,7 +271,7 @@ cuda-toolkit:
 # the variables are re-evaluated in the sub-make, after a fresh toolkit install
 cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory lib
-	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda
+	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
 	mkdir -p $(CUDA_BUILD)/gotest && \
 	CGO_LDFLAGS="-L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \

@@ -211,15 +211,13 @@ func (b *Backend) SupportsOp(t *Tensor) bool {
 func (b *Backend) Compute(g *Graph) error {
 	const op = "Backend.Compute"
 	c := b.cptr(op)
-	r := C.ggo_ggml_backend_graph_compute(c, g.cptr(op))
+	gc := g.cptr(op)
+	r := C.ggo_ggml_backend_graph_compute(c, gc)
 	msg := takeCError(r.err)
-	if r.v == 0 {
-		if msg == "" {
-			msg = "graph computation failed"
-		}
-		return &Error{Op: op, Msg: msg}
+	if r.v == 0 && msg == "" {
+		msg = "graph computation failed"
 	}
-	return nil
+	return computeResult(op, gc, msg)
 }
 
 // Synchronize waits for the backend's pending asynchronous work (ggml_backend_synchronize).
@@ -288,11 +286,9 @@ func (p *GraphPlan) Compute() error {
 		panic(&Error{Op: op, Msg: "plan used after Close", Err: ErrClosed})
 	}
 	c := p.backend.cptr(op)
-	p.graph.cptr(op)
-	if msg := takeCError(C.ggo_ggml_backend_graph_plan_compute(c, p.c)); msg != "" {
-		return &Error{Op: op, Msg: msg}
-	}
-	return nil
+	gc := p.graph.cptr(op)
+	msg := takeCError(C.ggo_ggml_backend_graph_plan_compute(c, p.c))
+	return computeResult(op, gc, msg)
 }
 
 // Close frees the plan (ggml_backend_graph_plan_free); idempotent, returns nil. Close plans

@@ -26,11 +26,33 @@ static ggo_pres ggo_ggml_tallocr_new_from_buffer(ggml_backend_buffer_t b) { GGO_
 static ggo_pres ggo_ggml_tallocr_new_measure_from_buft(ggml_backend_buffer_type_t t) { GGO_PCALL(ggml_tallocr_new_measure_from_buft(t)); }
 static ggo_pres ggo_ggml_tallocr_new_measure_from_backend(ggml_backend_t b) { GGO_PCALL(ggml_tallocr_new_measure_from_backend(b)); }
 static char * ggo_ggml_tallocr_alloc(ggml_tallocr_t a, struct ggml_tensor * x) { GGO_VCALL(ggml_tallocr_alloc(a, x)); }
+
+// A measuring allocator gives tensors addresses in a fake buffer; forget them so that no data
+// access can reach them (measuring gives a tensor no memory).
+static void ggo_forget_measured(struct ggml_tensor * t, ggml_backend_buffer_t fake) {
+    if (t != NULL && t->buffer == fake) {
+        t->data = NULL;
+        t->buffer = NULL;
+    }
+}
+static void ggo_forget_measured_graph(struct ggml_cgraph * g, ggml_backend_buffer_t fake) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        ggo_forget_measured(g->nodes[i], fake);
+    }
+    for (int i = 0; i < g->n_leafs; i++) {
+        ggo_forget_measured(g->leafs[i], fake);
+    }
+}
+static ggo_pres ggo_ggml_gallocr_new(void) { GGO_PCALL(ggml_gallocr_new()); }
+static ggo_ires ggo_ggml_gallocr_alloc_graph(ggml_gallocr_t g, ggml_tallocr_t a, struct ggml_cgraph * graph) {
+    GGO_ICALL(ggml_gallocr_alloc_graph(g, a, graph));
+}
 */
 import "C"
 
 import (
 	"fmt"
+	"unsafe"
 )
 
 // BufferType describes a kind of memory and how to allocate it (ggml_backend_buffer_type_t):
@@ -399,15 +421,21 @@ func (a *TensorAllocator) Close() error {
 	return nil
 }
 
-// Alloc places t (a tensor without data) in the allocator's buffer, or measures it
-// (ggml_tallocr_alloc). The buffer is kept alive as long as t's context.
+// Alloc places t (a tensor without data) in the allocator's buffer (ggml_tallocr_alloc); the
+// allocator is kept alive as long as t's context. A measuring allocator only records the space
+// t needs: t gets no memory and can be allocated for real later.
 func (a *TensorAllocator) Alloc(t *Tensor) error {
 	const op = "TensorAllocator.Alloc"
 	c := a.cptr(op)
-	if msg := takeCError(C.ggo_ggml_tallocr_alloc(c, t.cptr(op))); msg != "" {
+	tc := t.cptr(op)
+	if msg := takeCError(C.ggo_ggml_tallocr_alloc(c, tc)); msg != "" {
 		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
 	}
-	if t.ctx != nil && !a.IsMeasure() {
+	if bool(C.ggml_tallocr_is_measure(c)) {
+		C.ggo_forget_measured(tc, C.ggml_tallocr_get_buffer(c))
+		return nil
+	}
+	if t.ctx != nil {
 		t.ctx.keepAlive(a)
 	}
 	return nil
@@ -429,8 +457,8 @@ func (a *TensorAllocator) MaxSize() uint64 {
 	return uint64(C.ggml_tallocr_max_size(a.cptr("TensorAllocator.MaxSize")))
 }
 
-// Buffer returns the allocator's buffer (borrowed unless it was passed to NewTensorAllocator),
-// or nil for a measuring allocator (ggml_tallocr_get_buffer).
+// Buffer returns the allocator's buffer (borrowed unless it was passed to NewTensorAllocator;
+// ggml_tallocr_get_buffer). A measuring allocator's buffer has no usable memory.
 func (a *TensorAllocator) Buffer() *Buffer {
 	c := a.cptr("TensorAllocator.Buffer")
 	if a.buf != nil {
@@ -440,4 +468,77 @@ func (a *TensorAllocator) Buffer() *Buffer {
 		return borrowedBuffer(bc)
 	}
 	return nil
+}
+
+// GraphAllocator assigns memory to the nodes of graphs through a TensorAllocator, reusing the
+// memory of intermediate results that are no longer needed (ggml_gallocr_t).
+type GraphAllocator struct {
+	c   C.ggml_gallocr_t
+	ref *nativeRef
+}
+
+// NewGraphAllocator creates a graph allocator (ggml_gallocr_new).
+func NewGraphAllocator() (*GraphAllocator, error) {
+	r := C.ggo_ggml_gallocr_new()
+	msg := takeCError(r.err)
+	if r.p == nil {
+		if msg == "" {
+			msg = "ggml_gallocr_new failed"
+		}
+		return nil, &Error{Op: "NewGraphAllocator", Msg: msg}
+	}
+	c := C.ggml_gallocr_t(r.p)
+	g := &GraphAllocator{c: c}
+	g.ref = newNativeRef(g, "graph allocator", func() { C.ggml_gallocr_free(c) })
+	return g, nil
+}
+
+func (ga *GraphAllocator) cptr(op string) C.ggml_gallocr_t {
+	if ga == nil || ga.c == nil {
+		panic(&Error{Op: op, Msg: "nil *GraphAllocator"})
+	}
+	if ga.ref.released() {
+		panic(&Error{Op: op, Msg: "graph allocator used after Close", Err: ErrClosed})
+	}
+	return ga.c
+}
+
+// Close frees the graph allocator (ggml_gallocr_free); idempotent, returns nil.
+func (ga *GraphAllocator) Close() error {
+	if ga != nil {
+		ga.ref.release()
+	}
+	return nil
+}
+
+// AllocGraph gives memory from ta to every node of g that has no data, reusing memory of
+// intermediate results (ggml_gallocr_alloc_graph). It returns the largest extent of ta's
+// buffer used, which is the buffer size needed when ta only measures (then the nodes get no
+// memory).
+func (ga *GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (uint64, error) {
+	const op = "GraphAllocator.AllocGraph"
+	c := ga.cptr(op)
+	tc := ta.cptr(op)
+	gc := g.cptr(op)
+	r := C.ggo_ggml_gallocr_alloc_graph(c, tc, gc)
+	if msg := takeCError(r.err); msg != "" {
+		return 0, &Error{Op: op, Msg: msg}
+	}
+	if bool(C.ggml_tallocr_is_measure(tc)) {
+		C.ggo_forget_measured_graph(gc, C.ggml_tallocr_get_buffer(tc))
+	} else if g.ctx != nil {
+		g.ctx.keepAlive(ta)
+	}
+	return uint64(r.v), nil
+}
+
+// SetParseSeq sets the order in which AllocGraph visits nodes (ggml_gallocr_set_parse_seq);
+// nil restores the graph order.
+func (ga *GraphAllocator) SetParseSeq(seq []int32) {
+	c := ga.cptr("GraphAllocator.SetParseSeq")
+	if len(seq) == 0 {
+		C.ggml_gallocr_set_parse_seq(c, nil, 0)
+		return
+	}
+	C.ggml_gallocr_set_parse_seq(c, (*C.int)(unsafe.Pointer(&seq[0])), C.int(len(seq)))
 }

@@ -211,7 +211,11 @@ func goBufferReset(h C.uintptr_t) {
 
 //export goCustom
 func goCustom(h C.uintptr_t, dst, a, b, c *C.struct_ggml_tensor, ith, nth C.int) {
-	op := cgo.Handle(h).Value().(*customOp)
+	v, ok := customOps.Load(h)
+	if !ok {
+		return // the context was closed: nothing to run (cannot happen through the API)
+	}
+	op := v.(*customOp)
 	defer func() {
 		if r := recover(); r != nil {
 			op.recordPanic(r, int(ith))

@@ -297,10 +297,8 @@ func (ctx *Context) Compute(g *Graph, nThreads int) error {
 	if nThreads <= 0 {
 		nThreads = runtime.NumCPU()
 	}
-	if msg := takeCError(C.ggo_ggml_graph_compute(c, C.int(nThreads))); msg != "" {
-		return &Error{Op: op, Msg: msg}
-	}
-	return nil
+	msg := takeCError(C.ggo_ggml_graph_compute(c, C.int(nThreads)))
+	return computeResult(op, c, msg)
 }
 
 // ComputeWithContext computes the graph like Compute but takes the work memory from the
@@ -312,8 +310,19 @@ func (ctx *Context) ComputeWithContext(g *Graph, nThreads int) error {
 	if nThreads <= 0 {
 		nThreads = runtime.NumCPU()
 	}
-	if msg := takeCError(C.ggo_ggml_graph_compute_with_ctx(cc, c, C.int(nThreads))); msg != "" {
+	msg := takeCError(C.ggo_ggml_graph_compute_with_ctx(cc, c, C.int(nThreads)))
+	return computeResult(op, c, msg)
+}
+
+// computeResult turns the outcome of a graph computation into an error: the C library's message
+// (msg, "" on success) and any panic of a Go custom op of the graph (custom.go).
+func computeResult(op string, g *C.struct_ggml_cgraph, msg string) error {
+	perr := customPanicError(op, g)
+	switch {
+	case msg != "" && perr != nil:
+		return &Error{Op: op, Msg: msg + "; " + perr.(*Error).Msg}
+	case msg != "":
 		return &Error{Op: op, Msg: msg}
 	}
-	return nil
+	return perr
 }

@@ -4,6 +4,17 @@ package ggml
 
 /*
 #include "ggml_go.h"
+
+// how GGML_CALL (the vtable and trampoline ABI) was compiled
+static int ggo_call_abi(void) {
+#if defined(GGML_MULTIPLATFORM) && defined(__x86_64__) && !defined(_WIN32)
+    return 2;
+#elif defined(GGML_MULTIPLATFORM)
+    return 1;
+#else
+    return 0;
+#endif
+}
 */
 import "C"
 
@@ -38,4 +49,18 @@ func BufferTypeFromNative(p unsafe.Pointer) *BufferType {
 // Native returns the buffer type's C ggml_backend_buffer_type_t.
 func (bt *BufferType) Native() unsafe.Pointer {
 	return unsafe.Pointer(bt.cptr("BufferType.Native"))
+}
+
+// callABI describes how the C code of this build compiled GGML_CALL: "default" (no
+// GGML_MULTIPLATFORM), "multiplatform" (defined, but the platform's default convention) or
+// "ms_abi" (defined on x86-64: the vtables and the csrc/ trampolines use the Microsoft x64
+// convention).
+func callABI() string {
+	switch C.ggo_call_abi() {
+	case 2:
+		return "ms_abi"
+	case 1:
+		return "multiplatform"
+	}
+	return "default"
 }

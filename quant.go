@@ -23,6 +23,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Quantize converts rows of nPerRow float32 values to type typ (ggml_quantize_chunk): Q4_0,
@@ -77,6 +78,10 @@ func Dequantize(typ Type, data []byte, n int) ([]float32, error) {
 	}
 	out := make([]float32, n)
 	if n == 0 {
+		return out, nil
+	}
+	if typ == TypeF32 { // no to_float trait: the bytes are the values
+		copy(unsafe.Slice((*byte)(sliceData(out)), len(data)), data)
 		return out, nil
 	}
 	if C.ggo_dequantize(C.enum_ggml_type(typ), sliceData(data), (*C.float)(sliceData(out)), C.int(n)) == 0 {

@@ -534,6 +534,14 @@ static void test_sched_cache_update(void) {
         T_CHECK_MSG(bad == 0, "iteration %d: %d wrong values in the cache", iter, bad);
     }
     ggml_backend_sched_free(sched);
+    // the nodes of gf still point into the memory of the scheduler just freed: a graph is
+    // computed again only by the scheduler that placed it, so the second one gets a new graph
+    ggml_free(ctx);
+    ctx = new_ctx(16);
+    dst = ggml_view_1d(ctx, cache, 16, 8 * sizeof(float));
+    upd = ggml_cpy(ctx, ggml_scale(ctx, x, 2.0f), dst);
+    gf  = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, upd);
 
     testbackend_reject_op(test, GGML_OP_CPY, true);
     bool old = ggml_x_get_thread_recoverable();
