@@ -45,7 +45,9 @@ SRC
 fi
 
 tmp=$(mktemp -d)
-chmod 755 "$tmp" # apt-get download runs as _apt
+chmod 755 "$tmp"
+# apt-get download fetches as user _apt when run as root: let it write here
+if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp"; fi
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 echo "install-toolkit: downloading"

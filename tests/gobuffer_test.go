@@ -26,10 +26,17 @@ import (
 // ends (after every other cleanup), that both are back to those values.
 func xLeakCheck(t *testing.T) {
 	t.Helper()
+	// objects other tests left to the garbage collector are freed before the count is taken
 	settle := func() {
-		for i := 0; i < 3; i++ {
+		last := -1
+		for i := 0; i < 50; i++ {
 			runtime.GC()
-			time.Sleep(time.Millisecond)
+			time.Sleep(2 * time.Millisecond)
+			n := ggml.LiveObjects()
+			if n == last {
+				return
+			}
+			last = n
 		}
 	}
 	settle()

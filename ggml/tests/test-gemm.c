@@ -139,7 +139,16 @@ static const enum ggml_x_cpu_level k_levels[] = {
     GGML_X_CPU_NEON, GGML_X_CPU_NEON_DOTPROD,
 };
 
+// GGML_TEST_QUICK=1 (slow tools such as valgrind): a case with more than 10^7 multiply-adds
+// runs only at the detected level, in the default mode, with 1 and 2 threads
+static bool quick_mode(const struct mm_case * c) {
+    const char * q = getenv("GGML_TEST_QUICK");
+    return q != NULL && q[0] != '\0' && strcmp(q, "0") != 0 &&
+           (double) c->k * c->m * c->n * c->a2 * c->r2 > 1e7;
+}
+
 static void check_case(const struct mm_case * c) {
+    const bool quick = quick_mode(c);
     struct ggml_init_params ip = { 64u * 1024 * 1024, NULL, false };
     struct ggml_context * ctx = ggml_init(ip);
     struct ggml_tensor * a = ggml_new_tensor_3d(ctx, c->ta, c->k, c->m, c->a2);
@@ -168,13 +177,13 @@ static void check_case(const struct mm_case * c) {
 
     const double tol = 2e-6 * sqrt((double) c->k) + 1e-6;
     for (size_t li = 0; li < sizeof(k_levels) / sizeof(k_levels[0]); li++) {
-        if (!ggml_x_gemm_testing_set_level(k_levels[li])) {
+        if ((quick && k_levels[li] != ggml_x_cpu_level()) || !ggml_x_gemm_testing_set_level(k_levels[li])) {
             continue;
         }
         const char * lname = ggml_x_cpu_level_name(k_levels[li]);
-        for (int mode = 0; mode <= 2; mode++) {
+        for (int mode = 0; mode <= (quick ? 0 : 2); mode++) {
             ggml_x_gemm_testing_set_mode(mode);
-            for (int nth = 1; nth <= 3; nth++) {
+            for (int nth = 1; nth <= (quick ? 2 : 3); nth++) {
                 run(ctx, d, nth, nth == 1 ? got1 : got);
                 if (nth > 1) {
                     T_CHECK_MSG(memcmp(got, got1, sizeof(float) * ne) == 0,
