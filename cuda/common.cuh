@@ -17,11 +17,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-// ggml.h declares ggml_x_assert_fail with C11's _Noreturn, which C++ front ends do not know
-#if defined(__cplusplus) && !defined(_Noreturn)
-#define _Noreturn __attribute__((__noreturn__))
-#endif
-
 #include "ggml.h"
 #include "ggml-backend-impl.h"
 #include "ggml-impl.h"

@@ -148,7 +148,12 @@ extern "C" {
     typedef uint16_t ggml_fp16_t;
 #endif
 
-    GGML_API _Noreturn void ggml_x_assert_fail(const char * file, int line, const char * expr);
+#ifdef __cplusplus
+#    define GGML_X_NORETURN [[noreturn]]
+#else
+#    define GGML_X_NORETURN _Noreturn
+#endif
+    GGML_API GGML_X_NORETURN void ggml_x_assert_fail(const char * file, int line, const char * expr);
 
     // IEEE half <-> single precision
     GGML_API float       ggml_fp16_to_fp32(ggml_fp16_t x);
