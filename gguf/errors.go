@@ -1,0 +1,39 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FormatError reports a malformed or unsupported GGUF file. Offset is the byte offset in the
+// file where the problem was found.
+type FormatError struct {
+	Offset int64  // byte offset of the offending field
+	Reason string // what is wrong, in words
+}
+
+// Error implements the error interface.
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("gguf: invalid file at offset %d: %s", e.Offset, e.Reason)
+}
+
+// ErrKeyNotFound is returned (wrapped, test with errors.Is) by the typed getters of File when
+// the metadata has no such key.
+var ErrKeyNotFound = errors.New("gguf: metadata key not found")
+
+// ErrTensorNotFound is returned (wrapped, test with errors.Is) when a file has no tensor of
+// the requested name.
+var ErrTensorNotFound = errors.New("gguf: tensor not found")
+
+// TypeError is returned by the typed getters of File when a key exists but holds a value of
+// another type.
+type TypeError struct {
+	Key  string // the metadata key
+	Want string // the requested type, e.g. "u32" or "arr[str]"
+	Got  string // the stored type
+}
+
+// Error implements the error interface.
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("gguf: metadata key %q holds %s, not %s", e.Key, e.Got, e.Want)
+}
