@@ -286,3 +286,75 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -run CUDA -v .
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -v ./cuda/
+
+# ---------------------------------------------------------------------------------------------
+# Reliability gates: sanitizers, valgrind, a second compiler
+#
+#   make test-sanitize   the library, every C test and the public conformance suite built with
+#                        ASan + UBSan (gcc, -fno-sanitize-recover=all: any report fails) in
+#                        build/asan/ (build/conformance-sanitize.sh; leaks are checked at exit),
+#                        then the Go tests with go test -asan
+#   make test-valgrind   every C test (the ordinary build) under valgrind --leak-check=full;
+#                        definite or indirect leaks and memory errors fail. GGML_TEST_QUICK=1
+#                        shortens the slow tests. Installs valgrind with apt-get when missing
+#   make test-clang      the library and every C test built with clang -Wall -Wextra -Werror in
+#                        build/clang/ and run, then CC=clang go test ./... (installs clang with
+#                        apt-get when missing)
+
+SAN_CC    ?= gcc
+SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g
+SAN_BUILD := $(BUILD)/asan
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+CLANG     ?= clang
+CLANG_BUILD := $(BUILD)/clang
+VALGRIND  ?= valgrind
+VALGRIND_FLAGS ?= -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect
+
+.PHONY: test-sanitize test-sanitize-c test-sanitize-conformance test-sanitize-go \
+        valgrind-tool test-valgrind clang-tool test-clang test-clang-c test-clang-go
+
+test-sanitize-c:
+	@$(SAN_ENV) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CC="$(SAN_CC) $(SAN_FLAGS)" test-c
+
+test-sanitize-conformance:
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CC="$(SAN_CC) $(SAN_FLAGS)" lib
+	@if [ -f $(CONFORMANCE)/conform.c ]; then \
+		$(SAN_ENV) sh build/conformance-sanitize.sh $(CONFORMANCE) $(SAN_BUILD)/libggml.a "$(SAN_CC) $(SAN_FLAGS)"; \
+	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
+
+test-sanitize-go:
+	CC=$(SAN_CC) $(GO) test -asan ./...
+
+test-sanitize: test-sanitize-c test-sanitize-conformance test-sanitize-go
+
+valgrind-tool:
+	@if ! command -v $(VALGRIND) >/dev/null 2>&1; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing valgrind"; \
+		$$sudo apt-get update && $$sudo apt-get install -y valgrind; \
+	fi
+
+test-valgrind: valgrind-tool lib
+	@failed=""; \
+	for t in $(TEST_BINS); do \
+		if ! $(MAKE) --no-print-directory $$t; then failed="$$failed $$t(build)"; continue; fi; \
+		echo "== valgrind $$t"; \
+		if ! GGML_TEST_QUICK=1 $(VALGRIND) $(VALGRIND_FLAGS) ./$$t; then failed="$$failed $$t"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "valgrind C tests FAILED:$$failed"; exit 1; fi; \
+	echo "valgrind C tests: all passed"
+
+clang-tool:
+	@if ! command -v $(CLANG) >/dev/null 2>&1; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing clang"; \
+		$$sudo apt-get update && $$sudo apt-get install -y clang; \
+	fi
+
+test-clang-c: clang-tool
+	@$(MAKE) --no-print-directory BUILD=$(CLANG_BUILD) CC="$(CLANG) -Werror" test-c
+
+test-clang-go: clang-tool
+	CC=$(CLANG) $(GO) test ./...
+
+test-clang: test-clang-c test-clang-go

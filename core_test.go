@@ -439,6 +439,23 @@ func TestTensorAllocators(t *testing.T) {
 	assert.Equal(t, []float32{1, 4, 9, 16, 25, 36, 49, 64}, got)
 	require.NoError(t, ga.Close())
 	assert.NotNil(t, panicError(func() { ga.SetParseSeq(nil) }))
+
+	// measuring a graph: the size is reported, the nodes get no memory
+	ctx2 := newCtx(t, Params{NoAlloc: true})
+	x2 := ctx2.NewTensor1D(TypeF32, 256)
+	y2 := ctx2.Sqr(ctx2.Neg(x2))
+	g2 := ctx2.NewGraph().BuildForwardExpand(y2)
+	mg, err := NewMeasureAllocatorFromBackend(be)
+	require.NoError(t, err)
+	defer mg.Close()
+	ga2, err := NewGraphAllocator()
+	require.NoError(t, err)
+	defer ga2.Close()
+	size, err := ga2.AllocGraph(mg, g2)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, size, uint64(1024))
+	assert.False(t, y2.HasData())
+	assert.False(t, x2.HasData())
 }
 
 // TestCleanupSafetyNet: handles dropped without Close are freed by the garbage collector.

@@ -1,15 +1,51 @@
 // Package ggml is a Go binding for ggml-go's own C implementation of the ggml tensor library
 // (API-compatible with ggml commit b3bcd556).
 //
+// The whole flow in ten lines:
+//
+//	cpu, _ := ggml.NewCPU(ggml.WithThreads(4))             // a backend
+//	ctx, _ := ggml.NewContext(ggml.Params{NoAlloc: true})  // tensor metadata
+//	w := ctx.NewTensor2D(ggml.TypeF32, 64, 32)              // 32 rows of 64
+//	x := ctx.NewTensor1D(ggml.TypeF32, 64)
+//	y := ctx.SoftMax(ctx.MulMat(w, x))                      // record ops; nothing runs yet
+//	g := ctx.NewGraph().BuildForwardExpand(y)
+//	buf, _ := ggml.AllocContextTensors(ctx, cpu)            // memory for w, x, y
+//	w.SetFloat32(weights); x.SetFloat32(input)
+//	err := cpu.Compute(g)                                   // run the graph
+//	out, _ := y.Float32()                                   // read the result
+//
+// Close buf, ctx and cpu when done (Close is idempotent; a runtime cleanup frees what is
+// forgotten, and LiveObjects counts the native objects still alive).
+//
+// # Concepts
+//
+// A Context is an arena of tensor metadata (and, unless NoAlloc, of tensor data). Every graph
+// operation is a Context method with a Go name (ctx.MulMat, ctx.SoftMaxExt, ctx.Rope,
+// ctx.AddInplace, ctx.View2D, ctx.Permute, ...); they are generated from ggml/include/ggml.h
+// (ops_gen.go, see build/genops). A Graph orders the nodes to compute. A Backend computes graphs
+// (NewCPU, InitBackend("CPU:threads=2"), Backends lists the registry); its memory comes in
+// Buffers of a BufferType; AllocContextTensors, TensorAllocator and GraphAllocator place
+// tensors in buffers. Data moves with the typed accessors (SetFloat32/Float32, Float16, Int32,
+// Int16, Int8, SetBytes/Bytes), which work for arena tensors and for any backend buffer.
+//
+// # Errors
+//
+// The C library runs in recoverable mode: no call made through this package aborts the
+// process. Construction mistakes (bad shapes, types or parameters given to a constructor,
+// views out of range, a tensor used after its context was closed) panic with a *Error naming
+// the op and the operands; runtime and resource failures (allocation, compute, backend
+// initialisation) are returned as errors (a *Error).
+//
+// # Concurrency
+//
+// A Context (with its tensors and graphs), a Backend or a Scheduler is used by one goroutine at
+// a time; distinct objects are independent and may be used in parallel.
+//
+// # Building
+//
 // The C library lives in ggml/ and is compiled into this package through cgo: every C source
 // file has a generated wrapper zggml_*.c in the package directory (see build/gen-cgo-units.sh,
 // run by `go generate`). Building the package therefore needs cgo (CGO_ENABLED=1) and a C
 // compiler; without cgo the package still compiles, but Available reports ErrNoCgo and every
-// operation fails with it.
-//
-// The Go API is being built up issue by issue. For now the package offers:
-//
-//	if err := ggml.Available(); err != nil { ... } // cgo and the C library are present
-//	fmt.Println(ggml.TypeQ4_0)                     // type names come from the C library
-//	err := ggml.SelfCheck()                        // computes a tiny graph on the CPU backend
+// entry point fails with it.
 package ggml

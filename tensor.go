@@ -44,7 +44,8 @@ const MaxName = 64
 // Tensor is an n-dimensional array (struct ggml_tensor) in a Context: a leaf holding data or a
 // graph node recording an operation on other tensors. A *Tensor stays valid as long as its
 // context is open; any use after the context was closed panics with a *Error wrapping
-// ErrClosed. Each C tensor has exactly one *Tensor, so tensors can be compared with ==.
+// ErrClosed. Each C tensor of a Go context has exactly one *Tensor, so tensors can be compared
+// with == (tensors handed out by C code from contexts Go does not know are borrowed copies).
 type Tensor struct {
 	c   *C.struct_ggml_tensor
 	ctx *Context // nil for borrowed tensors (handed out by C code; no liveness check)

@@ -33,7 +33,7 @@ func f16in(ne ...int) input {
 	return input{typ: ggml.TypeF16, ne: ne}
 }
 func pos(lo, hi float64, ne ...int) input { return input{typ: ggml.TypeF32, ne: ne, lo: lo, hi: hi} }
-func i32(vals []int32, ne ...int) input  { return input{typ: ggml.TypeI32, ne: ne, ints: vals} }
+func i32(vals []int32, ne ...int) input   { return input{typ: ggml.TypeI32, ne: ne, ints: vals} }
 
 type opCase struct {
 	name   string // the method under test (and the case name)
@@ -640,11 +640,15 @@ func allOpCases() []opCase {
 
 	// convolutions and pooling (kernels F16 as the reference requires; im2col results are F16)
 	add(opCase{name: "Im2Col", in: []input{f16in(3, 2, 2, 2), f32(7, 6, 2, 1)},
-		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.Im2Col(x[0], x[1], 2, 1, 1, 0, 1, 2, true) },
-		ref:   func(x []*arr) *arr { return mapArr(refIm2Col2D(3, 2, x[1], 2, 1, 1, 0, 1, 2), f16) }, tol: 1e-3})
+		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
+			return c.Im2Col(x[0], x[1], 2, 1, 1, 0, 1, 2, true)
+		},
+		ref: func(x []*arr) *arr { return mapArr(refIm2Col2D(3, 2, x[1], 2, 1, 1, 0, 1, 2), f16) }, tol: 1e-3})
 	add(opCase{name: "Im2Col/1d", covers: []string{"Im2Col"}, in: []input{f16in(3, 2, 4), f32(9, 2, 2)},
-		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.Im2Col(x[0], x[1], 1, 0, 1, 0, 2, 0, false) },
-		ref:   func(x []*arr) *arr { return mapArr(refIm2Col1D(3, x[1], 1, 1, 2), f16) }, tol: 1e-3})
+		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
+			return c.Im2Col(x[0], x[1], 1, 0, 1, 0, 2, 0, false)
+		},
+		ref: func(x []*arr) *arr { return mapArr(refIm2Col1D(3, x[1], 1, 1, 2), f16) }, tol: 1e-3})
 	add(opCase{name: "Conv1D", in: []input{f16in(3, 2, 4), f32(9, 2, 1)},
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.Conv1D(x[0], x[1], 2, 1, 1) },
 		ref:   func(x []*arr) *arr { return refConv1D(x[0], mapArr(x[1], f16), 2, 1, 1) }, tol: 2e-3})

@@ -75,7 +75,14 @@ const char * ggml_backend_buft_name(ggml_backend_buffer_type_t buft) {
 
 GGML_CALL ggml_backend_buffer_t ggml_backend_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
     BK_CHECK(buft != NULL, NULL, "ggml_backend_buft_alloc_buffer: buft is NULL");
-    return buft->iface.alloc_buffer(buft, size);
+    const uint64_t serial = ggml_x_error_serial();
+    ggml_backend_buffer_t buffer = buft->iface.alloc_buffer(buft, size);
+    if (buffer == NULL && ggml_x_error_serial() == serial) {
+        // the buffer type failed without saying why
+        bk_soft_error("ggml_backend_buft_alloc_buffer: buffer type %s failed to allocate %zu bytes",
+                      buft->iface.get_name(buft), size);
+    }
+    return buffer;
 }
 
 size_t ggml_backend_buft_get_alignment(ggml_backend_buffer_type_t buft) {
@@ -401,7 +408,14 @@ void ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_
 bool ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     BK_CHECK(backend != NULL, false, "ggml_backend_graph_compute: backend is NULL");
     BK_CHECK(cgraph != NULL, false, "ggml_backend_graph_compute: cgraph is NULL");
-    return backend->iface.graph_compute(backend, cgraph);
+    const uint64_t serial = ggml_x_error_serial();
+    const bool ok = backend->iface.graph_compute(backend, cgraph);
+    if (!ok && ggml_x_error_serial() == serial) {
+        // the backend failed without saying why
+        bk_soft_error("ggml_backend_graph_compute: backend %s failed to compute the graph (%d nodes)",
+                      ggml_backend_name(backend), cgraph->n_nodes);
+    }
+    return ok;
 }
 
 bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) {

@@ -34,6 +34,9 @@ extern "C" {
 //   "ggml_mul_mat: a->ne[0] (64) != b->ne[0] (32)".
 void ggml_x_error(const struct ggml_context * ctx, const char * fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
 bool ggml_x_recoverable(const struct ggml_context * ctx); // the mode that applies to ctx (NULL: thread's)
+// number of messages recorded on the calling thread so far: a caller of a vtable entry compares
+// it before and after to tell whether the implementation reported its own failure
+uint64_t ggml_x_error_serial(void);
 
 // Validate a condition inside a constructor: on failure report and return NULL.
 #define GGML_X_CHECK(ctx, cond, ...) \
@@ -182,7 +185,11 @@ struct ggml_cpu_op {
 // the kernel of an op (never NULL; forward may be NULL)
 const struct ggml_cpu_op * ggml_cpu_op_get(enum ggml_op op);
 
-// does the CPU backend support this node (view ops always, others through the table)?
+// nodes the CPU computes nothing for: view ops (NONE, RESHAPE, VIEW, PERMUTE, TRANSPOSE) and
+// nodes with no elements
+bool ggml_cpu_node_is_noop(const struct ggml_tensor * node);
+
+// does the CPU backend support this node (no-op nodes always, others through the table)?
 bool ggml_cpu_supports_node(const struct ggml_tensor * node);
 
 // One kernel descriptor per op, defined in the family files (cpu/ops-*.c). Ops without a

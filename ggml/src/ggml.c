@@ -18,6 +18,7 @@
 
 static _Thread_local char ggml_x_err_msg[1024];
 static _Thread_local bool ggml_x_err_set;
+static _Thread_local uint64_t ggml_x_err_serial; // messages recorded on this thread so far
 static _Thread_local bool ggml_x_thread_recoverable;
 static atomic_bool ggml_x_default_recoverable;
 
@@ -53,6 +54,7 @@ void ggml_x_error(const struct ggml_context * ctx, const char * fmt, ...) {
     vsnprintf(ggml_x_err_msg, sizeof(ggml_x_err_msg), fmt, args);
     va_end(args);
     ggml_x_err_set = true;
+    ggml_x_err_serial++;
     if (!ggml_x_recoverable(ctx)) {
         fflush(stdout);
         fprintf(stderr, "ggml: %s\n", ggml_x_err_msg);
@@ -89,6 +91,10 @@ bool ggml_x_get_default_recoverable(void) {
 
 const char * ggml_x_last_error(void) {
     return ggml_x_err_set ? ggml_x_err_msg : NULL;
+}
+
+uint64_t ggml_x_error_serial(void) {
+    return ggml_x_err_serial;
 }
 
 void ggml_x_clear_error(void) {

@@ -15,11 +15,6 @@
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-static bool ggml_x_engine_is_view(enum ggml_op op) {
-    return op == GGML_OP_NONE || op == GGML_OP_RESHAPE || op == GGML_OP_VIEW ||
-           op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
-}
-
 static int ggml_x_engine_n_tasks(const struct ggml_cpu_op * op, const struct ggml_tensor * node, int n_threads) {
     if (op->n_tasks == NULL || n_threads <= 1) {
         return n_threads;
@@ -42,7 +37,7 @@ size_t ggml_x_cpu_graph_work_size(const struct ggml_cgraph * g, int n_threads) {
     size_t max = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const struct ggml_tensor * node = g->nodes[i];
-        if (node == NULL || ggml_x_engine_is_view(node->op)) {
+        if (node == NULL || ggml_cpu_node_is_noop(node)) {
             continue;
         }
         const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);
@@ -71,7 +66,7 @@ static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct
             ggml_x_error(err_ctx, "ggml_graph_compute: node %d is NULL", i);
             return -2;
         }
-        if (ggml_x_engine_is_view(node->op)) {
+        if (ggml_cpu_node_is_noop(node)) {
             continue;
         }
         if ((int) node->op < 0 || node->op >= GGML_OP_COUNT) {
@@ -150,7 +145,7 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
 
     for (int i = 0; i <= last; i++) {
         struct ggml_tensor * node = nodes[i];
-        if (ggml_x_engine_is_view(node->op)) {
+        if (ggml_cpu_node_is_noop(node)) {
             continue;
         }
         const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);

@@ -91,11 +91,15 @@ static bool ggml_cpu_is_view_op(enum ggml_op op) {
            op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
 }
 
+bool ggml_cpu_node_is_noop(const struct ggml_tensor * node) {
+    return ggml_cpu_is_view_op(node->op) || ggml_nelements(node) == 0;
+}
+
 bool ggml_cpu_supports_node(const struct ggml_tensor * node) {
     if (node == NULL) {
         return false;
     }
-    if (ggml_cpu_is_view_op(node->op)) {
+    if (ggml_cpu_node_is_noop(node)) {
         return true;
     }
     const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);
