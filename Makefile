@@ -304,7 +304,7 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 SAN_CC    ?= gcc
 SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g
 SAN_BUILD := $(BUILD)/asan
-SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 CLANG     ?= clang
 CLANG_BUILD := $(BUILD)/clang
 VALGRIND  ?= valgrind
@@ -323,7 +323,7 @@ test-sanitize-conformance:
 	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
 
 test-sanitize-go:
-	CC=$(SAN_CC) $(GO) test -asan ./...
+	$(SAN_ENV) CC=$(SAN_CC) $(GO) test -asan ./...
 
 test-sanitize: test-sanitize-c test-sanitize-conformance test-sanitize-go
 
