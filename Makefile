@@ -4,7 +4,7 @@
 #   make test       gofmt check, go vet, CGO_ENABLED=0 build, API check, C unit tests,
 #                   go test ./...
 #   make test-c     build and run every ggml/tests/test-*.c against build/libggml.a
-#   make bench      C benchmarks (bench-c, below) and Go benchmarks
+#   make bench      bench-c (below), then the Go benchmarks (tests/bench_test.go) -> build/bench/go.txt + medians
 #   make fmt        format the Go sources (make fmt-check only lists unformatted files)
 #   make cgo-units  regenerate the zggml_*.c cgo wrappers after adding/removing a C source
 #   make clean      remove build outputs
@@ -83,8 +83,19 @@ apicheck:
 
 test: fmt-check vet nocgo apicheck test-c test-go test-hbm
 
+# Go benchmarks: -count=BENCH_RUNS (5) runs of every Go benchmark (GO_BENCH=regexp filters,
+# BENCH_TIME=-benchtime, BENCH_THREADS=2 -> GGML_BENCH_THREADS), benchstat-compatible output in
+# build/bench/go.txt, then a table of medians (build/benchsummary.sh); bench-c runs first
 bench:
-	$(GO) test -run='^$$' -bench=. ./...
+	@mkdir -p $(BUILD)/bench
+	@echo "bench: Go benchmarks, -count=$(or $(BENCH_RUNS),5), $(or $(GGML_BENCH_THREADS),$(BENCH_THREADS),2) threads (minutes)"
+	@{ GGML_BENCH_THREADS=$(or $(GGML_BENCH_THREADS),$(BENCH_THREADS),2) $(GO) test -run='^$$' -bench='$(or $(GO_BENCH),.)' \
+		-count=$(or $(BENCH_RUNS),5) $(if $(BENCH_TIME),-benchtime=$(BENCH_TIME)) -timeout=0 ./...; \
+		echo $$? > $(BUILD)/bench/.go-rc; } | tee $(BUILD)/bench/go.txt
+	@rc=$$(cat $(BUILD)/bench/.go-rc); rm -f $(BUILD)/bench/.go-rc; \
+		if [ "$$rc" != 0 ]; then echo "bench: Go benchmarks FAILED (exit $$rc)"; exit 1; fi
+	@echo; sh build/benchsummary.sh $(BUILD)/bench/go.txt
+	@echo "benchstat-compatible Go results: $(BUILD)/bench/go.txt"
 
 cgo-units:
 	sh build/gen-cgo-units.sh
@@ -293,7 +304,7 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 #   make test-sanitize   the library, every C test and the public conformance suite built with
 #                        ASan + UBSan (gcc, -fno-sanitize-recover=all: any report fails) in
 #                        build/asan/ (build/conformance-sanitize.sh; leaks are checked at exit),
-#                        then the Go tests with go test -asan
+#                        then the Go tests with go test -asan (and UBSan in the cgo code)
 #   make test-valgrind   every C test (the ordinary build) under valgrind --leak-check=full;
 #                        definite or indirect leaks and memory errors fail. GGML_TEST_QUICK=1
 #                        shortens the slow tests. Installs valgrind with apt-get when missing
@@ -323,7 +334,8 @@ test-sanitize-conformance:
 	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
 
 test-sanitize-go:
-	$(SAN_ENV) CC=$(SAN_CC) $(GO) test -asan ./...
+	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all" \
+		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan ./...
 
 test-sanitize: test-sanitize-c test-sanitize-conformance test-sanitize-go
 
