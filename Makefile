@@ -20,6 +20,13 @@ LIB_SRCS := $(wildcard ggml/src/*.c ggml/src/cpu/*.c ggml/src/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIB_HDRS := $(wildcard ggml/include/*.h ggml/src/*.h ggml/src/cpu/*.h ggml/src/ops/*.h)
 
+# Go hashes only the files of a package's own directory, not the ggml/ sources that the
+# zggml_*.c units #include, so an edited C file would not rebuild the cgo objects. A checksum
+# of the C sources in CGO_CFLAGS does. (Module users are unaffected: module files never change.)
+GGML_SRC_STAMP := $(shell cat $(LIB_SRCS) $(LIB_HDRS) $(wildcard csrc/*.[ch] *.h ggml/tests/testbackend.[ch]) 2>/dev/null | cksum | cut -d' ' -f1)
+CGO_CFLAGS ?= -O2 -g
+export CGO_CFLAGS += -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)
+
 TEST_SRCS := $(wildcard ggml/tests/test-*.c)
 TEST_BINS := $(patsubst ggml/tests/%.c,$(BUILD)/bin/%,$(TEST_SRCS))
 
@@ -311,6 +318,8 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 #   make test-clang      the library and every C test built with clang -Wall -Wextra -Werror in
 #                        build/clang/ and run, then CC=clang go test ./... (installs clang with
 #                        apt-get when missing)
+#   make test-stress     the Go stress test (goroutines computing graphs concurrently for
+#                        GGML_STRESS_SECONDS, default 3) and the bad-input inventory under -race
 
 SAN_CC    ?= gcc
 SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g
@@ -319,6 +328,8 @@ SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_nu
 CLANG     ?= clang
 CLANG_BUILD := $(BUILD)/clang
 VALGRIND  ?= valgrind
+# go does not notice changes to the C files that the zggml_*.c units #include from ggml/ (it hashes
+# only the package directory's files): a checksum of those sources in CGO_CFLAGS makes it rebuild
 VALGRIND_FLAGS ?= -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect
 
 .PHONY: test-sanitize test-sanitize-c test-sanitize-conformance test-sanitize-go \
@@ -334,7 +345,7 @@ test-sanitize-conformance:
 	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
 
 test-sanitize-go:
-	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all" \
+	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
 		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan ./...
 
 test-sanitize: test-sanitize-c test-sanitize-conformance test-sanitize-go
@@ -367,6 +378,12 @@ test-clang-c: clang-tool
 	@$(MAKE) --no-print-directory BUILD=$(CLANG_BUILD) CC="$(CLANG) -Werror" test-c
 
 test-clang-go: clang-tool
-	CC=$(CLANG) $(GO) test ./...
+	CC=$(CLANG) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" $(GO) test ./...
 
 test-clang: test-clang-c test-clang-go
+
+.PHONY: test-stress
+GGML_STRESS_SECONDS ?= 3
+test-stress:
+	GGML_STRESS_SECONDS=$(GGML_STRESS_SECONDS) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
+		$(GO) test -race -count=1 -run 'TestStress|TestBadInput' -v ./tests/

@@ -158,7 +158,10 @@ func (b *Buffer) cptr(op string) C.ggml_backend_buffer_t {
 // newOwnedBuffer wraps a buffer this package frees.
 func newOwnedBuffer(c C.ggml_backend_buffer_t) *Buffer {
 	b := &Buffer{c: c}
-	b.ref = newNativeRef(b, "buffer", func() { C.ggml_backend_buffer_free(c) })
+	b.ref = newNativeRef(b, "buffer", func() {
+		detachBuffer(c)
+		C.ggml_backend_buffer_free(c)
+	})
 	return b
 }
 
@@ -358,6 +361,10 @@ func newTensorAllocator(op string, r C.ggo_pres, keep *Buffer) (*TensorAllocator
 	c := C.ggml_tallocr_t(r.p)
 	a := &TensorAllocator{c: c, buf: keep}
 	a.ref = newNativeRef(a, "tensor allocator", func() {
+		if keep == nil {
+			// the allocator owns its buffer (or has none, when measuring)
+			detachBuffer(C.ggml_tallocr_get_buffer(c))
+		}
 		if keep == nil || !keep.ref.released() {
 			C.ggml_tallocr_free(c)
 		}

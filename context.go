@@ -304,6 +304,21 @@ func unregisterContext(c *C.struct_ggml_context) {
 	}
 }
 
+// detachBuffer clears data and buffer of every tensor, in any registered context, that lives in
+// the C buffer c. Call it just before c is freed: later use of those tensors then fails with a
+// "no data" error instead of reading freed memory. Contexts cannot be freed meanwhile: they
+// leave the registry (under its lock) before their C memory is released.
+func detachBuffer(c C.ggml_backend_buffer_t) {
+	if c == nil {
+		return
+	}
+	ctxRegistry.mu.RLock()
+	defer ctxRegistry.mu.RUnlock()
+	for _, e := range ctxRegistry.entries {
+		C.ggo_detach_buffer(e.c, c)
+	}
+}
+
 // contextOf returns the live Go context whose arena holds the C tensor p, or nil.
 func contextOf(p *C.struct_ggml_tensor) *Context {
 	addr := uintptr(unsafe.Pointer(p))

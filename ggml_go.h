@@ -66,4 +66,15 @@ typedef struct {
         return ggo_take_error(); \
     } while (0)
 
+// Forget every tensor of ctx that lives in buf (data and buffer cleared), so that once buf is
+// freed those tensors report "no data" instead of touching freed memory.
+static inline void ggo_detach_buffer(struct ggml_context * ctx, struct ggml_backend_buffer * buf) {
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
+        if (t->buffer == buf) {
+            t->data = NULL;
+            t->buffer = NULL;
+        }
+    }
+}
+
 #endif // GGML_GO_H

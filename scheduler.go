@@ -88,7 +88,15 @@ func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int)
 	s := &Scheduler{c: c, backends: append([]*Backend(nil), backends...), bufts: bts}
 	// the closure keeps the backends and buffer types reachable until the scheduler is freed
 	keep := []any{s.backends, s.bufts}
+	backendPtrs := make([]C.ggml_backend_t, len(backends))
+	for i, b := range backends {
+		backendPtrs[i] = b.c
+	}
 	s.ref = newNativeRef(s, "scheduler", func() {
+		// the scheduler frees its per-backend buffers: forget the tensors it placed in them
+		for _, b := range backendPtrs {
+			detachBuffer(C.ggml_backend_sched_get_buffer(c, b))
+		}
 		C.ggml_backend_sched_free(c)
 		_ = keep
 	})

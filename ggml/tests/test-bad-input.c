@@ -325,7 +325,7 @@ static void context_full(void) {
     T_CHECK(ggml_get_f32_1d(a, 7) == 2.0f);
     ggml_free(ctx);
 
-    struct ggml_init_params ip = { SIZE_MAX / 2, NULL, false };
+    struct ggml_init_params ip = { (size_t) 1 << 50, NULL, false }; // 1 PiB (valgrind flags sizes >= 2^63)
     PROBE(ggml_init(ip) == NULL, "");
 }
 
@@ -431,8 +431,8 @@ static void allocation_failures(void) {
     PROBE(ggml_tallocr_new_from_buft(&failing_buft, 1024) == NULL, "Failing");
     PROBE(ggml_tallocr_new_measure_from_buft(&failing_buft) == NULL, "Failing");
     PROBE(ggml_backend_sched_new(&cpu, (ggml_backend_buffer_type_t[]) { &failing_buft }, 1, 64) == NULL, "ggml_backend_sched_new");
-    PROBE(ggml_backend_buft_alloc_buffer(ggml_backend_cpu_buffer_type(), SIZE_MAX / 2) == NULL, "");
-    PROBE(ggml_backend_alloc_buffer(cpu, SIZE_MAX - 64) == NULL, "");
+    PROBE(ggml_backend_buft_alloc_buffer(ggml_backend_cpu_buffer_type(), (size_t) 1 << 50) == NULL, "");
+    PROBE(ggml_backend_alloc_buffer(cpu, SIZE_MAX - 8) == NULL, "too large"); // size + alignment overflows
 
     // a scheduler whose buffers cannot be allocated: the compute fails, nothing is computed
     ggml_backend_buffer_type_t bufts[1] = { &small_buft };
