@@ -47,7 +47,7 @@ $(BUILD)/obj/%.o: %.c $(LIB_HDRS)
 # C unit tests: one program per ggml/tests/test-*.c; all run, the target fails if any fails
 # (every test also links the "Test" backend of ggml/tests/testbackend.c, test code only)
 .PRECIOUS: $(BUILD)/obj/ggml/tests/testbackend.o
-$(BUILD)/bin/test-%: ggml/tests/test-%.c ggml/tests/testing.h ggml/tests/testbackend.h $(BUILD)/obj/ggml/tests/testbackend.o $(BUILD)/libggml.a
+$(BUILD)/bin/test-%: ggml/tests/test-%.c ggml/tests/testing.h ggml/tests/test-util.h ggml/tests/testbackend.h $(BUILD)/obj/ggml/tests/testbackend.o $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/obj/ggml/tests/testbackend.o $(BUILD)/libggml.a $(LDLIBS) -o $@
 

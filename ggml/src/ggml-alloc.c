@@ -20,22 +20,6 @@
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-#define ALLOC_CHECK(cond, ret, ...) \
-    do { \
-        if (!(cond)) { \
-            ggml_x_error(NULL, __VA_ARGS__); \
-            return ret; \
-        } \
-    } while (0)
-
-#define ALLOC_CHECK_VOID(cond, ...) \
-    do { \
-        if (!(cond)) { \
-            ggml_x_error(NULL, __VA_ARGS__); \
-            return; \
-        } \
-    } while (0)
-
 static bool alloc_is_pow2(size_t x) {
     return x != 0 && (x & (x - 1)) == 0;
 }
@@ -98,12 +82,12 @@ static ggml_tallocr_t talloc_new_impl(ggml_backend_buffer_t buffer, bool owned, 
 }
 
 ggml_tallocr_t ggml_tallocr_new_from_buffer(struct ggml_backend_buffer * buffer) {
-    ALLOC_CHECK(buffer != NULL, NULL, "ggml_tallocr_new_from_buffer: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, NULL, "ggml_tallocr_new_from_buffer: buffer is NULL");
     return talloc_new_impl(buffer, false, false);
 }
 
 ggml_tallocr_t ggml_tallocr_new_from_buft(struct ggml_backend_buffer_type * buft, size_t size) {
-    ALLOC_CHECK(buft != NULL, NULL, "ggml_tallocr_new_from_buft: buft is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, NULL, "ggml_tallocr_new_from_buft: buft is NULL");
     ggml_backend_buffer_t buffer = ggml_backend_buft_alloc_buffer(buft, size);
     if (buffer == NULL) {
         return NULL;
@@ -112,12 +96,12 @@ ggml_tallocr_t ggml_tallocr_new_from_buft(struct ggml_backend_buffer_type * buft
 }
 
 ggml_tallocr_t ggml_tallocr_new_from_backend(struct ggml_backend * backend, size_t size) {
-    ALLOC_CHECK(backend != NULL, NULL, "ggml_tallocr_new_from_backend: backend is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, NULL, "ggml_tallocr_new_from_backend: backend is NULL");
     return ggml_tallocr_new_from_buft(ggml_backend_get_default_buffer_type(backend), size);
 }
 
 ggml_tallocr_t ggml_tallocr_new_measure_from_buft(struct ggml_backend_buffer_type * buft) {
-    ALLOC_CHECK(buft != NULL, NULL, "ggml_tallocr_new_measure_from_buft: buft is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, NULL, "ggml_tallocr_new_measure_from_buft: buft is NULL");
     // a tiny real buffer gives the measure allocator its buffer type (alignment, alloc sizes)
     ggml_backend_buffer_t buffer = ggml_backend_buft_alloc_buffer(buft, 1);
     if (buffer == NULL) {
@@ -127,13 +111,13 @@ ggml_tallocr_t ggml_tallocr_new_measure_from_buft(struct ggml_backend_buffer_typ
 }
 
 ggml_tallocr_t ggml_tallocr_new_measure_from_backend(struct ggml_backend * backend) {
-    ALLOC_CHECK(backend != NULL, NULL, "ggml_tallocr_new_measure_from_backend: backend is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, NULL, "ggml_tallocr_new_measure_from_backend: backend is NULL");
     return ggml_tallocr_new_measure_from_buft(ggml_backend_get_default_buffer_type(backend));
 }
 
 ggml_tallocr_t ggml_tallocr_new(void * data, size_t size, size_t alignment) {
-    ALLOC_CHECK(data != NULL, NULL, "ggml_tallocr_new: data is NULL");
-    ALLOC_CHECK(alloc_is_pow2(alignment), NULL, "ggml_tallocr_new: alignment %zu is not a power of two", alignment);
+    GGML_X_CHECK_RET(NULL, data != NULL, NULL, "ggml_tallocr_new: data is NULL");
+    GGML_X_CHECK_RET(NULL, alloc_is_pow2(alignment), NULL, "ggml_tallocr_new: alignment %zu is not a power of two", alignment);
     ggml_backend_buffer_t buffer = ggml_backend_cpu_buffer_from_ptr(data, size);
     if (buffer == NULL) {
         return NULL;
@@ -148,7 +132,7 @@ ggml_tallocr_t ggml_tallocr_new(void * data, size_t size, size_t alignment) {
 }
 
 ggml_tallocr_t ggml_tallocr_new_measure(size_t alignment) {
-    ALLOC_CHECK(alloc_is_pow2(alignment), NULL, "ggml_tallocr_new_measure: alignment %zu is not a power of two", alignment);
+    GGML_X_CHECK_RET(NULL, alloc_is_pow2(alignment), NULL, "ggml_tallocr_new_measure: alignment %zu is not a power of two", alignment);
     ggml_tallocr_t talloc = ggml_tallocr_new_measure_from_buft(ggml_backend_cpu_buffer_type());
     if (talloc != NULL) {
         talloc->alignment = alignment;
@@ -158,7 +142,7 @@ ggml_tallocr_t ggml_tallocr_new_measure(size_t alignment) {
 }
 
 struct ggml_backend_buffer * ggml_tallocr_get_buffer(ggml_tallocr_t talloc) {
-    ALLOC_CHECK(talloc != NULL, NULL, "ggml_tallocr_get_buffer: talloc is NULL");
+    GGML_X_CHECK_RET(NULL, talloc != NULL, NULL, "ggml_tallocr_get_buffer: talloc is NULL");
     return talloc->buffer;
 }
 
@@ -173,12 +157,12 @@ void ggml_tallocr_free(ggml_tallocr_t talloc) {
 }
 
 bool ggml_tallocr_is_measure(ggml_tallocr_t talloc) {
-    ALLOC_CHECK(talloc != NULL, false, "ggml_tallocr_is_measure: talloc is NULL");
+    GGML_X_CHECK_RET(NULL, talloc != NULL, false, "ggml_tallocr_is_measure: talloc is NULL");
     return talloc->measure;
 }
 
 void ggml_tallocr_reset(ggml_tallocr_t talloc) {
-    ALLOC_CHECK_VOID(talloc != NULL, "ggml_tallocr_reset: talloc is NULL");
+    GGML_X_CHECK_VOID(NULL, talloc != NULL, "ggml_tallocr_reset: talloc is NULL");
 
     char * raw  = ggml_backend_buffer_get_base(talloc->buffer);
     size_t size = ggml_backend_buffer_get_size(talloc->buffer);
@@ -196,14 +180,14 @@ void ggml_tallocr_reset(ggml_tallocr_t talloc) {
 }
 
 void ggml_tallocr_alloc(ggml_tallocr_t talloc, struct ggml_tensor * tensor) {
-    ALLOC_CHECK_VOID(talloc != NULL, "ggml_tallocr_alloc: talloc is NULL");
-    ALLOC_CHECK_VOID(tensor != NULL, "ggml_tallocr_alloc: tensor is NULL");
-    ALLOC_CHECK_VOID(tensor->view_src == NULL, "ggml_tallocr_alloc: tensor '%s' is a view", tensor->name);
-    ALLOC_CHECK_VOID(tensor->data == NULL, "ggml_tallocr_alloc: tensor '%s' already has data", tensor->name);
+    GGML_X_CHECK_VOID(NULL, talloc != NULL, "ggml_tallocr_alloc: talloc is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor != NULL, "ggml_tallocr_alloc: tensor is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor->view_src == NULL, "ggml_tallocr_alloc: tensor '%s' is a view", tensor->name);
+    GGML_X_CHECK_VOID(NULL, tensor->data == NULL, "ggml_tallocr_alloc: tensor '%s' already has data", tensor->name);
 
     size_t size = ggml_backend_buffer_get_alloc_size(talloc->buffer, tensor);
-    ALLOC_CHECK_VOID(size <= GGML_X_TALLOC_MEASURE_SIZE, "ggml_tallocr_alloc: tensor '%s' too large (%zu bytes)",
-                     tensor->name, size);
+    GGML_X_CHECK_VOID(NULL, size <= GGML_X_TALLOC_MEASURE_SIZE, "ggml_tallocr_alloc: tensor '%s' too large (%zu bytes)",
+                      tensor->name, size);
     size = GGML_PAD(size, talloc->alignment);
 
     // best fit among all blocks but the last; the last (the tail of the buffer) is the fallback
@@ -306,7 +290,7 @@ static bool talloc_range_is_free(ggml_tallocr_t talloc, const char * addr, size_
 }
 
 size_t ggml_tallocr_max_size(ggml_tallocr_t talloc) {
-    ALLOC_CHECK(talloc != NULL, 0, "ggml_tallocr_max_size: talloc is NULL");
+    GGML_X_CHECK_RET(NULL, talloc != NULL, 0, "ggml_tallocr_max_size: talloc is NULL");
     return talloc->max_size;
 }
 
@@ -341,43 +325,36 @@ static size_t alloc_hash_start(const struct ggml_hash_set * set, const struct gg
     return (size_t) (((uintptr_t) t) >> 4) % set->size;
 }
 
-// slot that holds t, or SIZE_MAX when t is not in the set
-size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t) {
+// slot that holds t, else the empty slot where t would go; SIZE_MAX when neither exists (empty
+// or full set, t NULL)
+static size_t alloc_hash_probe(const struct ggml_hash_set * set, const struct ggml_tensor * t) {
     if (set->size == 0 || t == NULL) {
         return SIZE_MAX;
     }
     size_t start = alloc_hash_start(set, t);
     size_t i = start;
     do {
-        if (set->keys[i] == t) {
+        if (set->keys[i] == t || set->keys[i] == NULL) {
             return i;
-        }
-        if (set->keys[i] == NULL) {
-            return SIZE_MAX;
         }
         i = (i + 1) % set->size;
     } while (i != start);
     return SIZE_MAX;
 }
 
+// slot that holds t, or SIZE_MAX when t is not in the set
+size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t) {
+    const size_t i = alloc_hash_probe(set, t);
+    return i != SIZE_MAX && set->keys[i] == t ? i : SIZE_MAX;
+}
+
 // slot of t, inserting it when absent; SIZE_MAX when the set is full
 size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t) {
-    if (set->size == 0 || t == NULL) {
-        return SIZE_MAX;
+    const size_t i = alloc_hash_probe(set, t);
+    if (i != SIZE_MAX && set->keys[i] == NULL) {
+        set->keys[i] = t;
     }
-    size_t start = alloc_hash_start(set, t);
-    size_t i = start;
-    do {
-        if (set->keys[i] == t) {
-            return i;
-        }
-        if (set->keys[i] == NULL) {
-            set->keys[i] = t;
-            return i;
-        }
-        i = (i + 1) % set->size;
-    } while (i != start);
-    return SIZE_MAX;
+    return i;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -431,7 +408,7 @@ struct ggml_gallocr {
 
 ggml_gallocr_t ggml_gallocr_new(void) {
     ggml_gallocr_t galloc = calloc(1, sizeof(*galloc));
-    ALLOC_CHECK(galloc != NULL, NULL, "ggml_gallocr_new: out of memory");
+    GGML_X_CHECK_RET(NULL, galloc != NULL, NULL, "ggml_gallocr_new: out of memory");
     return galloc;
 }
 
@@ -446,12 +423,12 @@ void ggml_gallocr_free(ggml_gallocr_t galloc) {
 }
 
 void ggml_gallocr_set_parse_seq(ggml_gallocr_t galloc, const int * list, int n) {
-    ALLOC_CHECK_VOID(galloc != NULL, "ggml_gallocr_set_parse_seq: galloc is NULL");
-    ALLOC_CHECK_VOID(n >= 0 && (n == 0 || list != NULL), "ggml_gallocr_set_parse_seq: invalid list (n = %d)", n);
+    GGML_X_CHECK_VOID(NULL, galloc != NULL, "ggml_gallocr_set_parse_seq: galloc is NULL");
+    GGML_X_CHECK_VOID(NULL, n >= 0 && (n == 0 || list != NULL), "ggml_gallocr_set_parse_seq: invalid list (n = %d)", n);
     int * seq = NULL;
     if (n > 0) {
         seq = malloc(sizeof(int) * (size_t) n);
-        ALLOC_CHECK_VOID(seq != NULL, "ggml_gallocr_set_parse_seq: out of memory");
+        GGML_X_CHECK_VOID(NULL, seq != NULL, "ggml_gallocr_set_parse_seq: out of memory");
         memcpy(seq, list, sizeof(int) * (size_t) n);
     }
     free(galloc->parse_seq);
@@ -480,18 +457,6 @@ static bool galloc_can_inplace(enum ggml_op op) {
         default:
             return false;
     }
-}
-
-static bool galloc_same_layout(const struct ggml_tensor * a, const struct ggml_tensor * b) {
-    if (a->type != b->type) {
-        return false;
-    }
-    for (int i = 0; i < GGML_MAX_DIMS; i++) {
-        if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) {
-            return false;
-        }
-    }
-    return true;
 }
 
 // info of a registered tensor (NULL when it is not in the set)
@@ -612,7 +577,7 @@ static bool galloc_allocate(ggml_gallocr_t galloc, struct ggml_tensor * t) {
             }
             struct galloc_info * pin = galloc_get(galloc, p);
             if (p->data == NULL || pin == NULL || pin->n_children != 1 || pin->n_views != 0 ||
-                !galloc_same_layout(t, p)) {
+                !ggml_x_same_layout(t, p)) {
                 continue;
             }
             struct ggml_tensor * r = galloc_root(galloc, p);
@@ -772,7 +737,7 @@ static void galloc_clear_measured(ggml_gallocr_t galloc) {
 static bool galloc_reserve_info(ggml_gallocr_t galloc, size_t size) {
     if (galloc->info_size < size) {
         struct galloc_info * info = malloc(sizeof(*info) * size);
-        ALLOC_CHECK(info != NULL, false, "ggml_gallocr: out of memory (%zu entries)", size);
+        GGML_X_CHECK_RET(NULL, info != NULL, false, "ggml_gallocr: out of memory (%zu entries)", size);
         free(galloc->info);
         galloc->info      = info;
         galloc->info_size = size;
@@ -794,9 +759,9 @@ static bool galloc_run(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
 }
 
 size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, struct ggml_cgraph * graph) {
-    ALLOC_CHECK(galloc != NULL, 0, "ggml_gallocr_alloc_graph: galloc is NULL");
-    ALLOC_CHECK(talloc != NULL, 0, "ggml_gallocr_alloc_graph: talloc is NULL");
-    ALLOC_CHECK(graph != NULL, 0, "ggml_gallocr_alloc_graph: graph is NULL");
+    GGML_X_CHECK_RET(NULL, galloc != NULL, 0, "ggml_gallocr_alloc_graph: galloc is NULL");
+    GGML_X_CHECK_RET(NULL, talloc != NULL, 0, "ggml_gallocr_alloc_graph: talloc is NULL");
+    GGML_X_CHECK_RET(NULL, graph != NULL, 0, "ggml_gallocr_alloc_graph: graph is NULL");
 
     // an upper bound of the distinct tensors: the nodes, their sources and view sources
     size_t bound = 1;
@@ -810,7 +775,7 @@ size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, st
     size_t size = ggml_x_alloc_hash_size(2 * bound);
     if (galloc->own_size < size) {
         struct ggml_tensor ** keys = malloc(sizeof(*keys) * size);
-        ALLOC_CHECK(keys != NULL, 0, "ggml_gallocr_alloc_graph: out of memory");
+        GGML_X_CHECK_RET(NULL, keys != NULL, 0, "ggml_gallocr_alloc_graph: out of memory");
         free(galloc->own_keys);
         galloc->own_keys = keys;
         galloc->own_size = size;
@@ -834,10 +799,10 @@ size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, st
 
 bool ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
                                   struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc) {
-    ALLOC_CHECK(galloc != NULL, false, "ggml_gallocr_alloc_graph_n: galloc is NULL");
-    ALLOC_CHECK(graph != NULL, false, "ggml_gallocr_alloc_graph_n: graph is NULL");
-    ALLOC_CHECK(hash_set.size > 0 && hash_set.keys != NULL && hash_node_talloc != NULL, false,
-                "ggml_gallocr_alloc_graph_n: empty hash set or allocator table");
+    GGML_X_CHECK_RET(NULL, galloc != NULL, false, "ggml_gallocr_alloc_graph_n: galloc is NULL");
+    GGML_X_CHECK_RET(NULL, graph != NULL, false, "ggml_gallocr_alloc_graph_n: graph is NULL");
+    GGML_X_CHECK_RET(NULL, hash_set.size > 0 && hash_set.keys != NULL && hash_node_talloc != NULL, false,
+                     "ggml_gallocr_alloc_graph_n: empty hash set or allocator table");
     if (!galloc_reserve_info(galloc, hash_set.size)) {
         return false;
     }
@@ -901,12 +866,12 @@ ggml_allocr_t ggml_allocr_new_measure_from_backend(struct ggml_backend * backend
 }
 
 struct ggml_backend_buffer * ggml_allocr_get_buffer(ggml_allocr_t alloc) {
-    ALLOC_CHECK(alloc != NULL, NULL, "ggml_allocr_get_buffer: alloc is NULL");
+    GGML_X_CHECK_RET(NULL, alloc != NULL, NULL, "ggml_allocr_get_buffer: alloc is NULL");
     return ggml_tallocr_get_buffer(alloc->talloc);
 }
 
 void ggml_allocr_set_parse_seq(ggml_allocr_t alloc, const int * list, int n) {
-    ALLOC_CHECK_VOID(alloc != NULL, "ggml_allocr_set_parse_seq: alloc is NULL");
+    GGML_X_CHECK_VOID(NULL, alloc != NULL, "ggml_allocr_set_parse_seq: alloc is NULL");
     ggml_gallocr_set_parse_seq(alloc->galloc, list, n);
 }
 
@@ -920,27 +885,27 @@ void ggml_allocr_free(ggml_allocr_t alloc) {
 }
 
 bool ggml_allocr_is_measure(ggml_allocr_t alloc) {
-    ALLOC_CHECK(alloc != NULL, false, "ggml_allocr_is_measure: alloc is NULL");
+    GGML_X_CHECK_RET(NULL, alloc != NULL, false, "ggml_allocr_is_measure: alloc is NULL");
     return ggml_tallocr_is_measure(alloc->talloc);
 }
 
 void ggml_allocr_reset(ggml_allocr_t alloc) {
-    ALLOC_CHECK_VOID(alloc != NULL, "ggml_allocr_reset: alloc is NULL");
+    GGML_X_CHECK_VOID(NULL, alloc != NULL, "ggml_allocr_reset: alloc is NULL");
     ggml_tallocr_reset(alloc->talloc);
 }
 
 void ggml_allocr_alloc(ggml_allocr_t alloc, struct ggml_tensor * tensor) {
-    ALLOC_CHECK_VOID(alloc != NULL, "ggml_allocr_alloc: alloc is NULL");
+    GGML_X_CHECK_VOID(NULL, alloc != NULL, "ggml_allocr_alloc: alloc is NULL");
     ggml_tallocr_alloc(alloc->talloc, tensor);
 }
 
 size_t ggml_allocr_max_size(ggml_allocr_t alloc) {
-    ALLOC_CHECK(alloc != NULL, 0, "ggml_allocr_max_size: alloc is NULL");
+    GGML_X_CHECK_RET(NULL, alloc != NULL, 0, "ggml_allocr_max_size: alloc is NULL");
     return ggml_tallocr_max_size(alloc->talloc);
 }
 
 size_t ggml_allocr_alloc_graph(ggml_allocr_t alloc, struct ggml_cgraph * graph) {
-    ALLOC_CHECK(alloc != NULL, 0, "ggml_allocr_alloc_graph: alloc is NULL");
+    GGML_X_CHECK_RET(NULL, alloc != NULL, 0, "ggml_allocr_alloc_graph: alloc is NULL");
     return ggml_gallocr_alloc_graph(alloc->galloc, alloc->talloc, graph);
 }
 

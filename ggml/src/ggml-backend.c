@@ -22,24 +22,6 @@
 // ---------------------------------------------------------------------------------------------
 // error helpers
 
-// report a caller mistake and return `ret` from the enclosing function
-#define BK_CHECK(cond, ret, ...) \
-    do { \
-        if (!(cond)) { \
-            ggml_x_error(NULL, __VA_ARGS__); \
-            return ret; \
-        } \
-    } while (0)
-
-// same for functions returning void
-#define BK_CHECK_VOID(cond, ...) \
-    do { \
-        if (!(cond)) { \
-            ggml_x_error(NULL, __VA_ARGS__); \
-            return; \
-        } \
-    } while (0)
-
 // Resource failures (out of memory, unknown backend name) are not programming errors: like the
 // reference, print a message and let the caller see NULL; in recoverable mode also record it.
 static void bk_soft_error(const char * fmt, ...) GGML_ATTRIBUTE_FORMAT(1, 2);
@@ -69,12 +51,12 @@ static ggml_backend_buffer_t bk_tensor_buffer(const struct ggml_tensor * tensor)
 // buffer type
 
 const char * ggml_backend_buft_name(ggml_backend_buffer_type_t buft) {
-    BK_CHECK(buft != NULL, NULL, "ggml_backend_buft_name: buft is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, NULL, "ggml_backend_buft_name: buft is NULL");
     return buft->iface.get_name(buft);
 }
 
 GGML_CALL ggml_backend_buffer_t ggml_backend_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
-    BK_CHECK(buft != NULL, NULL, "ggml_backend_buft_alloc_buffer: buft is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, NULL, "ggml_backend_buft_alloc_buffer: buft is NULL");
     const uint64_t serial = ggml_x_error_serial();
     ggml_backend_buffer_t buffer = buft->iface.alloc_buffer(buft, size);
     if (buffer == NULL && ggml_x_error_serial() == serial) {
@@ -86,13 +68,13 @@ GGML_CALL ggml_backend_buffer_t ggml_backend_buft_alloc_buffer(ggml_backend_buff
 }
 
 size_t ggml_backend_buft_get_alignment(ggml_backend_buffer_type_t buft) {
-    BK_CHECK(buft != NULL, 0, "ggml_backend_buft_get_alignment: buft is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, 0, "ggml_backend_buft_get_alignment: buft is NULL");
     return buft->iface.get_alignment(buft);
 }
 
 GGML_CALL size_t ggml_backend_buft_get_alloc_size(ggml_backend_buffer_type_t buft, struct ggml_tensor * tensor) {
-    BK_CHECK(buft != NULL, 0, "ggml_backend_buft_get_alloc_size: buft is NULL");
-    BK_CHECK(tensor != NULL, 0, "ggml_backend_buft_get_alloc_size: tensor is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, 0, "ggml_backend_buft_get_alloc_size: buft is NULL");
+    GGML_X_CHECK_RET(NULL, tensor != NULL, 0, "ggml_backend_buft_get_alloc_size: tensor is NULL");
     if (buft->iface.get_alloc_size != NULL) {
         return buft->iface.get_alloc_size(buft, tensor);
     }
@@ -100,8 +82,8 @@ GGML_CALL size_t ggml_backend_buft_get_alloc_size(ggml_backend_buffer_type_t buf
 }
 
 bool ggml_backend_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend) {
-    BK_CHECK(buft != NULL, false, "ggml_backend_buft_supports_backend: buft is NULL");
-    BK_CHECK(backend != NULL, false, "ggml_backend_buft_supports_backend: backend is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, false, "ggml_backend_buft_supports_backend: buft is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, false, "ggml_backend_buft_supports_backend: backend is NULL");
     if (buft->iface.supports_backend == NULL) {
         return false;
     }
@@ -109,7 +91,7 @@ bool ggml_backend_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_ba
 }
 
 bool ggml_backend_buft_is_host(ggml_backend_buffer_type_t buft) {
-    BK_CHECK(buft != NULL, false, "ggml_backend_buft_is_host: buft is NULL");
+    GGML_X_CHECK_RET(NULL, buft != NULL, false, "ggml_backend_buft_is_host: buft is NULL");
     if (buft->iface.is_host == NULL) {
         return false;
     }
@@ -124,7 +106,7 @@ GGML_CALL ggml_backend_buffer_t ggml_backend_buffer_init(
         struct ggml_backend_buffer_i           iface,
                ggml_backend_buffer_context_t   context,
                size_t                          size) {
-    BK_CHECK(iface.get_base != NULL, NULL, "ggml_backend_buffer_init: iface.get_base is NULL");
+    GGML_X_CHECK_RET(NULL, iface.get_base != NULL, NULL, "ggml_backend_buffer_init: iface.get_base is NULL");
 
     ggml_backend_buffer_t buffer = calloc(1, sizeof(*buffer));
     if (buffer == NULL) {
@@ -140,7 +122,7 @@ GGML_CALL ggml_backend_buffer_t ggml_backend_buffer_init(
 }
 
 const char * ggml_backend_buffer_name(ggml_backend_buffer_t buffer) {
-    BK_CHECK(buffer != NULL, NULL, "ggml_backend_buffer_name: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, NULL, "ggml_backend_buffer_name: buffer is NULL");
     if (buffer->iface.get_name != NULL) {
         return buffer->iface.get_name(buffer);
     }
@@ -158,7 +140,7 @@ void ggml_backend_buffer_free(ggml_backend_buffer_t buffer) {
 }
 
 void * ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) {
-    BK_CHECK(buffer != NULL, NULL, "ggml_backend_buffer_get_base: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, NULL, "ggml_backend_buffer_get_base: buffer is NULL");
     if (buffer->size == 0) {
         // an empty buffer has no memory to point at
         return NULL;
@@ -167,30 +149,30 @@ void * ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) {
 }
 
 size_t ggml_backend_buffer_get_size(ggml_backend_buffer_t buffer) {
-    BK_CHECK(buffer != NULL, 0, "ggml_backend_buffer_get_size: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, 0, "ggml_backend_buffer_get_size: buffer is NULL");
     return buffer->size;
 }
 
 GGML_CALL void ggml_backend_buffer_init_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor) {
-    BK_CHECK_VOID(buffer != NULL, "ggml_backend_buffer_init_tensor: buffer is NULL");
-    BK_CHECK_VOID(tensor != NULL, "ggml_backend_buffer_init_tensor: tensor is NULL");
+    GGML_X_CHECK_VOID(NULL, buffer != NULL, "ggml_backend_buffer_init_tensor: buffer is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor != NULL, "ggml_backend_buffer_init_tensor: tensor is NULL");
     if (buffer->iface.init_tensor != NULL) {
         buffer->iface.init_tensor(buffer, tensor);
     }
 }
 
 size_t ggml_backend_buffer_get_alignment(ggml_backend_buffer_t buffer) {
-    BK_CHECK(buffer != NULL, 0, "ggml_backend_buffer_get_alignment: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, 0, "ggml_backend_buffer_get_alignment: buffer is NULL");
     return ggml_backend_buft_get_alignment(buffer->buft);
 }
 
 size_t ggml_backend_buffer_get_alloc_size(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor) {
-    BK_CHECK(buffer != NULL, 0, "ggml_backend_buffer_get_alloc_size: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, 0, "ggml_backend_buffer_get_alloc_size: buffer is NULL");
     return ggml_backend_buft_get_alloc_size(buffer->buft, tensor);
 }
 
 void ggml_backend_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
-    BK_CHECK_VOID(buffer != NULL, "ggml_backend_buffer_clear: buffer is NULL");
+    GGML_X_CHECK_VOID(NULL, buffer != NULL, "ggml_backend_buffer_clear: buffer is NULL");
     if (buffer->size == 0) {
         return;
     }
@@ -198,7 +180,7 @@ void ggml_backend_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 bool ggml_backend_buffer_is_host(ggml_backend_buffer_t buffer) {
-    BK_CHECK(buffer != NULL, false, "ggml_backend_buffer_is_host: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, false, "ggml_backend_buffer_is_host: buffer is NULL");
     if (buffer->buft == NULL) {
         return false;
     }
@@ -206,46 +188,34 @@ bool ggml_backend_buffer_is_host(ggml_backend_buffer_t buffer) {
 }
 
 void ggml_backend_buffer_set_usage(ggml_backend_buffer_t buffer, enum ggml_backend_buffer_usage usage) {
-    BK_CHECK_VOID(buffer != NULL, "ggml_backend_buffer_set_usage: buffer is NULL");
-    BK_CHECK_VOID(usage == GGML_BACKEND_BUFFER_USAGE_ANY || usage == GGML_BACKEND_BUFFER_USAGE_WEIGHTS,
-                  "ggml_backend_buffer_set_usage: invalid usage (%d)", (int) usage);
+    GGML_X_CHECK_VOID(NULL, buffer != NULL, "ggml_backend_buffer_set_usage: buffer is NULL");
+    GGML_X_CHECK_VOID(NULL, usage == GGML_BACKEND_BUFFER_USAGE_ANY || usage == GGML_BACKEND_BUFFER_USAGE_WEIGHTS,
+                      "ggml_backend_buffer_set_usage: invalid usage (%d)", (int) usage);
     buffer->usage = usage;
 }
 
 ggml_backend_buffer_type_t ggml_backend_buffer_get_type(ggml_backend_buffer_t buffer) {
-    BK_CHECK(buffer != NULL, NULL, "ggml_backend_buffer_get_type: buffer is NULL");
+    GGML_X_CHECK_RET(NULL, buffer != NULL, NULL, "ggml_backend_buffer_get_type: buffer is NULL");
     return buffer->buft;
 }
 
 void ggml_backend_buffer_reset(ggml_backend_buffer_t buffer) {
-    BK_CHECK_VOID(buffer != NULL, "ggml_backend_buffer_reset: buffer is NULL");
+    GGML_X_CHECK_VOID(NULL, buffer != NULL, "ggml_backend_buffer_reset: buffer is NULL");
     if (buffer->iface.reset != NULL) {
         buffer->iface.reset(buffer);
     }
 }
 
-static bool bk_same_layout(const struct ggml_tensor * a, const struct ggml_tensor * b) {
-    if (a->type != b->type) {
-        return false;
-    }
-    for (int i = 0; i < GGML_MAX_DIMS; i++) {
-        if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 bool ggml_backend_buffer_copy_tensor(const struct ggml_tensor * src, struct ggml_tensor * dst) {
-    BK_CHECK(src != NULL && dst != NULL, false, "ggml_backend_buffer_copy_tensor: NULL tensor");
+    GGML_X_CHECK_RET(NULL, src != NULL && dst != NULL, false, "ggml_backend_buffer_copy_tensor: NULL tensor");
     ggml_backend_buffer_t src_buf = bk_tensor_buffer(src);
     ggml_backend_buffer_t dst_buf = bk_tensor_buffer(dst);
-    BK_CHECK(src_buf != NULL && src->data != NULL, false,
-             "ggml_backend_buffer_copy_tensor: source tensor '%s' is not allocated", src->name);
-    BK_CHECK(dst_buf != NULL && dst->data != NULL, false,
-             "ggml_backend_buffer_copy_tensor: destination tensor '%s' is not allocated", dst->name);
-    BK_CHECK(bk_same_layout(src, dst), false,
-             "ggml_backend_buffer_copy_tensor: tensors '%s' and '%s' have different layouts", src->name, dst->name);
+    GGML_X_CHECK_RET(NULL, src_buf != NULL && src->data != NULL, false,
+                     "ggml_backend_buffer_copy_tensor: source tensor '%s' is not allocated", src->name);
+    GGML_X_CHECK_RET(NULL, dst_buf != NULL && dst->data != NULL, false,
+                     "ggml_backend_buffer_copy_tensor: destination tensor '%s' is not allocated", dst->name);
+    GGML_X_CHECK_RET(NULL, ggml_x_same_layout(src, dst), false,
+                     "ggml_backend_buffer_copy_tensor: tensors '%s' and '%s' have different layouts", src->name, dst->name);
 
     // the destination buffer may know how to pull from the source directly
     if (dst_buf->iface.cpy_tensor != NULL && dst_buf->iface.cpy_tensor(dst_buf, src, dst)) {
@@ -286,17 +256,17 @@ void ggml_backend_free(ggml_backend_t backend) {
 }
 
 ggml_backend_buffer_type_t ggml_backend_get_default_buffer_type(ggml_backend_t backend) {
-    BK_CHECK(backend != NULL, NULL, "ggml_backend_get_default_buffer_type: backend is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, NULL, "ggml_backend_get_default_buffer_type: backend is NULL");
     return backend->iface.get_default_buffer_type(backend);
 }
 
 ggml_backend_buffer_t ggml_backend_alloc_buffer(ggml_backend_t backend, size_t size) {
-    BK_CHECK(backend != NULL, NULL, "ggml_backend_alloc_buffer: backend is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, NULL, "ggml_backend_alloc_buffer: backend is NULL");
     return ggml_backend_buft_alloc_buffer(ggml_backend_get_default_buffer_type(backend), size);
 }
 
 size_t ggml_backend_get_alignment(ggml_backend_t backend) {
-    BK_CHECK(backend != NULL, 0, "ggml_backend_get_alignment: backend is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, 0, "ggml_backend_get_alignment: backend is NULL");
     return ggml_backend_buft_get_alignment(ggml_backend_get_default_buffer_type(backend));
 }
 
@@ -347,7 +317,7 @@ GGML_CALL void ggml_backend_tensor_get(const struct ggml_tensor * tensor, void *
 }
 
 void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size) {
-    BK_CHECK_VOID(backend != NULL, "ggml_backend_tensor_set_async: backend is NULL");
+    GGML_X_CHECK_VOID(NULL, backend != NULL, "ggml_backend_tensor_set_async: backend is NULL");
     ggml_backend_buffer_t buf = bk_check_access("ggml_backend_tensor_set_async", tensor, data, offset, size);
     if (buf == NULL || size == 0) {
         return;
@@ -360,7 +330,7 @@ void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * 
 }
 
 void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size) {
-    BK_CHECK_VOID(backend != NULL, "ggml_backend_tensor_get_async: backend is NULL");
+    GGML_X_CHECK_VOID(NULL, backend != NULL, "ggml_backend_tensor_get_async: backend is NULL");
     ggml_backend_buffer_t buf = bk_check_access("ggml_backend_tensor_get_async", tensor, data, offset, size);
     if (buf == NULL || size == 0) {
         return;
@@ -373,17 +343,17 @@ void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_ten
 }
 
 void ggml_backend_synchronize(ggml_backend_t backend) {
-    BK_CHECK_VOID(backend != NULL, "ggml_backend_synchronize: backend is NULL");
+    GGML_X_CHECK_VOID(NULL, backend != NULL, "ggml_backend_synchronize: backend is NULL");
     if (backend->iface.synchronize != NULL) {
         backend->iface.synchronize(backend);
     }
 }
 
 ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
-    BK_CHECK(backend != NULL, NULL, "ggml_backend_graph_plan_create: backend is NULL");
-    BK_CHECK(cgraph != NULL, NULL, "ggml_backend_graph_plan_create: cgraph is NULL");
-    BK_CHECK(backend->iface.graph_plan_create != NULL, NULL,
-             "ggml_backend_graph_plan_create: backend %s does not support graph plans", ggml_backend_name(backend));
+    GGML_X_CHECK_RET(NULL, backend != NULL, NULL, "ggml_backend_graph_plan_create: backend is NULL");
+    GGML_X_CHECK_RET(NULL, cgraph != NULL, NULL, "ggml_backend_graph_plan_create: cgraph is NULL");
+    GGML_X_CHECK_RET(NULL, backend->iface.graph_plan_create != NULL, NULL,
+                     "ggml_backend_graph_plan_create: backend %s does not support graph plans", ggml_backend_name(backend));
     return backend->iface.graph_plan_create(backend, cgraph);
 }
 
@@ -391,23 +361,23 @@ void ggml_backend_graph_plan_free(ggml_backend_t backend, ggml_backend_graph_pla
     if (plan == NULL) {
         return;
     }
-    BK_CHECK_VOID(backend != NULL, "ggml_backend_graph_plan_free: backend is NULL");
-    BK_CHECK_VOID(backend->iface.graph_plan_free != NULL,
-                  "ggml_backend_graph_plan_free: backend %s does not support graph plans", ggml_backend_name(backend));
+    GGML_X_CHECK_VOID(NULL, backend != NULL, "ggml_backend_graph_plan_free: backend is NULL");
+    GGML_X_CHECK_VOID(NULL, backend->iface.graph_plan_free != NULL,
+                      "ggml_backend_graph_plan_free: backend %s does not support graph plans", ggml_backend_name(backend));
     backend->iface.graph_plan_free(backend, plan);
 }
 
 void ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan) {
-    BK_CHECK_VOID(backend != NULL, "ggml_backend_graph_plan_compute: backend is NULL");
-    BK_CHECK_VOID(plan != NULL, "ggml_backend_graph_plan_compute: plan is NULL");
-    BK_CHECK_VOID(backend->iface.graph_plan_compute != NULL,
-                  "ggml_backend_graph_plan_compute: backend %s does not support graph plans", ggml_backend_name(backend));
+    GGML_X_CHECK_VOID(NULL, backend != NULL, "ggml_backend_graph_plan_compute: backend is NULL");
+    GGML_X_CHECK_VOID(NULL, plan != NULL, "ggml_backend_graph_plan_compute: plan is NULL");
+    GGML_X_CHECK_VOID(NULL, backend->iface.graph_plan_compute != NULL,
+                      "ggml_backend_graph_plan_compute: backend %s does not support graph plans", ggml_backend_name(backend));
     backend->iface.graph_plan_compute(backend, plan);
 }
 
 bool ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
-    BK_CHECK(backend != NULL, false, "ggml_backend_graph_compute: backend is NULL");
-    BK_CHECK(cgraph != NULL, false, "ggml_backend_graph_compute: cgraph is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, false, "ggml_backend_graph_compute: backend is NULL");
+    GGML_X_CHECK_RET(NULL, cgraph != NULL, false, "ggml_backend_graph_compute: cgraph is NULL");
     const uint64_t serial = ggml_x_error_serial();
     const bool ok = backend->iface.graph_compute(backend, cgraph);
     if (!ok && ggml_x_error_serial() == serial) {
@@ -419,24 +389,24 @@ bool ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgr
 }
 
 bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) {
-    BK_CHECK(backend != NULL, false, "ggml_backend_supports_op: backend is NULL");
-    BK_CHECK(op != NULL, false, "ggml_backend_supports_op: op is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, false, "ggml_backend_supports_op: backend is NULL");
+    GGML_X_CHECK_RET(NULL, op != NULL, false, "ggml_backend_supports_op: op is NULL");
     return backend->iface.supports_op(backend, op);
 }
 
 void ggml_backend_tensor_copy(struct ggml_tensor * src, struct ggml_tensor * dst) {
-    BK_CHECK_VOID(src != NULL && dst != NULL, "ggml_backend_tensor_copy: NULL tensor");
-    BK_CHECK_VOID(bk_same_layout(src, dst),
-                  "ggml_backend_tensor_copy: tensors '%s' and '%s' have different layouts", src->name, dst->name);
+    GGML_X_CHECK_VOID(NULL, src != NULL && dst != NULL, "ggml_backend_tensor_copy: NULL tensor");
+    GGML_X_CHECK_VOID(NULL, ggml_x_same_layout(src, dst),
+                      "ggml_backend_tensor_copy: tensors '%s' and '%s' have different layouts", src->name, dst->name);
     if (src == dst) {
         return;
     }
     ggml_backend_buffer_t src_buf = bk_tensor_buffer(src);
     ggml_backend_buffer_t dst_buf = bk_tensor_buffer(dst);
-    BK_CHECK_VOID(src_buf != NULL && src->data != NULL,
-                  "ggml_backend_tensor_copy: source tensor '%s' is not allocated", src->name);
-    BK_CHECK_VOID(dst_buf != NULL && dst->data != NULL,
-                  "ggml_backend_tensor_copy: destination tensor '%s' is not allocated", dst->name);
+    GGML_X_CHECK_VOID(NULL, src_buf != NULL && src->data != NULL,
+                      "ggml_backend_tensor_copy: source tensor '%s' is not allocated", src->name);
+    GGML_X_CHECK_VOID(NULL, dst_buf != NULL && dst->data != NULL,
+                      "ggml_backend_tensor_copy: destination tensor '%s' is not allocated", dst->name);
 
     size_t nbytes = ggml_nbytes(src);
     if (ggml_backend_buffer_is_host(src_buf)) {
@@ -449,19 +419,19 @@ void ggml_backend_tensor_copy(struct ggml_tensor * src, struct ggml_tensor * dst
 }
 
 void ggml_backend_tensor_copy_async(ggml_backend_t backend, struct ggml_tensor * src, struct ggml_tensor * dst) {
-    BK_CHECK_VOID(backend != NULL, "ggml_backend_tensor_copy_async: backend is NULL");
-    BK_CHECK_VOID(src != NULL && dst != NULL, "ggml_backend_tensor_copy_async: NULL tensor");
-    BK_CHECK_VOID(bk_same_layout(src, dst),
-                  "ggml_backend_tensor_copy_async: tensors '%s' and '%s' have different layouts", src->name, dst->name);
+    GGML_X_CHECK_VOID(NULL, backend != NULL, "ggml_backend_tensor_copy_async: backend is NULL");
+    GGML_X_CHECK_VOID(NULL, src != NULL && dst != NULL, "ggml_backend_tensor_copy_async: NULL tensor");
+    GGML_X_CHECK_VOID(NULL, ggml_x_same_layout(src, dst),
+                      "ggml_backend_tensor_copy_async: tensors '%s' and '%s' have different layouts", src->name, dst->name);
     if (src == dst) {
         return;
     }
     ggml_backend_buffer_t src_buf = bk_tensor_buffer(src);
     ggml_backend_buffer_t dst_buf = bk_tensor_buffer(dst);
-    BK_CHECK_VOID(src_buf != NULL && src->data != NULL,
-                  "ggml_backend_tensor_copy_async: source tensor '%s' is not allocated", src->name);
-    BK_CHECK_VOID(dst_buf != NULL && dst->data != NULL,
-                  "ggml_backend_tensor_copy_async: destination tensor '%s' is not allocated", dst->name);
+    GGML_X_CHECK_VOID(NULL, src_buf != NULL && src->data != NULL,
+                      "ggml_backend_tensor_copy_async: source tensor '%s' is not allocated", src->name);
+    GGML_X_CHECK_VOID(NULL, dst_buf != NULL && dst->data != NULL,
+                      "ggml_backend_tensor_copy_async: destination tensor '%s' is not allocated", dst->name);
 
     if (backend->iface.cpy_tensor_async != NULL &&
         ggml_backend_buft_supports_backend(src_buf->buft, backend) &&
@@ -525,15 +495,15 @@ static bool bk_register_locked(const char * name, ggml_backend_init_fn init_fn,
 }
 
 GGML_CALL void ggml_backend_register(const char * name, ggml_backend_init_fn init_fn, ggml_backend_buffer_type_t default_buffer_type, void * user_data) {
-    BK_CHECK_VOID(name != NULL && name[0] != '\0', "ggml_backend_register: name is empty");
-    BK_CHECK_VOID(strlen(name) < GGML_X_REG_NAME_MAX, "ggml_backend_register: name too long (%zu bytes)", strlen(name));
-    BK_CHECK_VOID(init_fn != NULL, "ggml_backend_register: init_fn is NULL");
+    GGML_X_CHECK_VOID(NULL, name != NULL && name[0] != '\0', "ggml_backend_register: name is empty");
+    GGML_X_CHECK_VOID(NULL, strlen(name) < GGML_X_REG_NAME_MAX, "ggml_backend_register: name too long (%zu bytes)", strlen(name));
+    GGML_X_CHECK_VOID(NULL, init_fn != NULL, "ggml_backend_register: init_fn is NULL");
     bk_registry_ensure();
 
     pthread_mutex_lock(&bk_registry_mutex);
     bool ok = bk_register_locked(name, init_fn, default_buffer_type, user_data);
     pthread_mutex_unlock(&bk_registry_mutex);
-    BK_CHECK_VOID(ok, "ggml_backend_register: registry full (%d backends), cannot add %s", GGML_X_MAX_BACKENDS_REG, name);
+    GGML_X_CHECK_VOID(NULL, ok, "ggml_backend_register: registry full (%d backends), cannot add %s", GGML_X_MAX_BACKENDS_REG, name);
 }
 
 size_t ggml_backend_reg_get_count(void) {
@@ -578,7 +548,7 @@ static bool bk_reg_entry_get(const char * fn, size_t i, struct bk_reg_entry * ou
 }
 
 ggml_backend_t ggml_backend_reg_init_backend_from_str(const char * backend_str) {
-    BK_CHECK(backend_str != NULL, NULL, "ggml_backend_reg_init_backend_from_str: backend_str is NULL");
+    GGML_X_CHECK_RET(NULL, backend_str != NULL, NULL, "ggml_backend_reg_init_backend_from_str: backend_str is NULL");
 
     char name[GGML_X_REG_NAME_MAX];
     const char * params = strchr(backend_str, ':');
@@ -610,7 +580,7 @@ const char * ggml_backend_reg_get_name(size_t i) {
     // entries are never removed, so the name stays valid after unlocking
     const char * name = i < n ? bk_registry[i].name : NULL;
     pthread_mutex_unlock(&bk_registry_mutex);
-    BK_CHECK(name != NULL, NULL, "ggml_backend_reg_get_name: index %zu out of range (%zu backends registered)", i, n);
+    GGML_X_CHECK_RET(NULL, name != NULL, NULL, "ggml_backend_reg_get_name: index %zu out of range (%zu backends registered)", i, n);
     return name;
 }
 
@@ -635,8 +605,8 @@ ggml_backend_buffer_t ggml_backend_reg_alloc_buffer(size_t i, size_t size) {
     if (!bk_reg_entry_get("ggml_backend_reg_alloc_buffer", i, &e)) {
         return NULL;
     }
-    BK_CHECK(e.default_buffer_type != NULL, NULL,
-             "ggml_backend_reg_alloc_buffer: backend %s has no default buffer type", e.name);
+    GGML_X_CHECK_RET(NULL, e.default_buffer_type != NULL, NULL,
+                     "ggml_backend_reg_alloc_buffer: backend %s has no default buffer type", e.name);
     return ggml_backend_buft_alloc_buffer(e.default_buffer_type, size);
 }
 
@@ -766,7 +736,7 @@ GGML_CALL ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void) {
 }
 
 GGML_CALL ggml_backend_buffer_t ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size) {
-    BK_CHECK(ptr != NULL || size == 0, NULL, "ggml_backend_cpu_buffer_from_ptr: ptr is NULL (size %zu)", size);
+    GGML_X_CHECK_RET(NULL, ptr != NULL || size == 0, NULL, "ggml_backend_cpu_buffer_from_ptr: ptr is NULL (size %zu)", size);
     return ggml_backend_buffer_init(ggml_backend_cpu_buffer_type(), cpu_buffer_from_ptr_iface, ptr, size);
 }
 
@@ -973,9 +943,9 @@ GGML_CALL bool ggml_backend_is_cpu(ggml_backend_t backend) {
 }
 
 void ggml_backend_cpu_set_n_threads(ggml_backend_t backend_cpu, int n_threads) {
-    BK_CHECK_VOID(ggml_backend_is_cpu(backend_cpu), "ggml_backend_cpu_set_n_threads: not a CPU backend (%s)",
-                  ggml_backend_name(backend_cpu));
-    BK_CHECK_VOID(n_threads >= 1, "ggml_backend_cpu_set_n_threads: n_threads must be >= 1 (got %d)", n_threads);
+    GGML_X_CHECK_VOID(NULL, ggml_backend_is_cpu(backend_cpu), "ggml_backend_cpu_set_n_threads: not a CPU backend (%s)",
+                      ggml_backend_name(backend_cpu));
+    GGML_X_CHECK_VOID(NULL, n_threads >= 1, "ggml_backend_cpu_set_n_threads: n_threads must be >= 1 (got %d)", n_threads);
     struct cpu_backend_ctx * ctx = backend_cpu->context;
     ctx->n_threads = n_threads;
     if (ctx->pool != NULL) {
@@ -1029,18 +999,18 @@ GGML_CALL static ggml_backend_t bk_reg_cpu_init(const char * params, void * user
 // tensor placement utilities
 
 void ggml_backend_tensor_alloc(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, void * addr) {
-    BK_CHECK_VOID(buffer != NULL, "ggml_backend_tensor_alloc: buffer is NULL");
-    BK_CHECK_VOID(tensor != NULL, "ggml_backend_tensor_alloc: tensor is NULL");
-    BK_CHECK_VOID(tensor->buffer == NULL, "ggml_backend_tensor_alloc: tensor '%s' already has a buffer", tensor->name);
-    BK_CHECK_VOID(tensor->data == NULL, "ggml_backend_tensor_alloc: tensor '%s' already has data", tensor->name);
-    BK_CHECK_VOID(tensor->view_src == NULL, "ggml_backend_tensor_alloc: tensor '%s' is a view", tensor->name);
+    GGML_X_CHECK_VOID(NULL, buffer != NULL, "ggml_backend_tensor_alloc: buffer is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor != NULL, "ggml_backend_tensor_alloc: tensor is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor->buffer == NULL, "ggml_backend_tensor_alloc: tensor '%s' already has a buffer", tensor->name);
+    GGML_X_CHECK_VOID(NULL, tensor->data == NULL, "ggml_backend_tensor_alloc: tensor '%s' already has data", tensor->name);
+    GGML_X_CHECK_VOID(NULL, tensor->view_src == NULL, "ggml_backend_tensor_alloc: tensor '%s' is a view", tensor->name);
 
     char * base = ggml_backend_buffer_get_base(buffer);
     size_t size = ggml_backend_buffer_get_size(buffer);
     size_t need = ggml_backend_buffer_get_alloc_size(buffer, tensor);
-    BK_CHECK_VOID(base != NULL && addr != NULL && (char *) addr >= base && (size_t) ((char *) addr - base) <= size &&
-                  need <= size - (size_t) ((char *) addr - base),
-                  "ggml_backend_tensor_alloc: tensor '%s' (%zu bytes at %p) does not fit in buffer %s [%p, +%zu)",
+    GGML_X_CHECK_VOID(NULL, base != NULL && addr != NULL && (char *) addr >= base && (size_t) ((char *) addr - base) <= size &&
+                      need <= size - (size_t) ((char *) addr - base),
+                      "ggml_backend_tensor_alloc: tensor '%s' (%zu bytes at %p) does not fit in buffer %s [%p, +%zu)",
                   tensor->name, need, addr, ggml_backend_buffer_name(buffer), (void *) base, size);
 
     tensor->buffer = buffer;
@@ -1049,12 +1019,12 @@ void ggml_backend_tensor_alloc(ggml_backend_buffer_t buffer, struct ggml_tensor 
 }
 
 void ggml_backend_view_init(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor) {
-    BK_CHECK_VOID(buffer != NULL, "ggml_backend_view_init: buffer is NULL");
-    BK_CHECK_VOID(tensor != NULL, "ggml_backend_view_init: tensor is NULL");
-    BK_CHECK_VOID(tensor->buffer == NULL, "ggml_backend_view_init: tensor '%s' already has a buffer", tensor->name);
-    BK_CHECK_VOID(tensor->view_src != NULL, "ggml_backend_view_init: tensor '%s' is not a view", tensor->name);
-    BK_CHECK_VOID(tensor->view_src->buffer != NULL && tensor->view_src->data != NULL,
-                  "ggml_backend_view_init: source '%s' of view '%s' is not allocated", tensor->view_src->name, tensor->name);
+    GGML_X_CHECK_VOID(NULL, buffer != NULL, "ggml_backend_view_init: buffer is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor != NULL, "ggml_backend_view_init: tensor is NULL");
+    GGML_X_CHECK_VOID(NULL, tensor->buffer == NULL, "ggml_backend_view_init: tensor '%s' already has a buffer", tensor->name);
+    GGML_X_CHECK_VOID(NULL, tensor->view_src != NULL, "ggml_backend_view_init: tensor '%s' is not a view", tensor->name);
+    GGML_X_CHECK_VOID(NULL, tensor->view_src->buffer != NULL && tensor->view_src->data != NULL,
+                      "ggml_backend_view_init: source '%s' of view '%s' is not allocated", tensor->view_src->name, tensor->name);
     // data may already be set when the view was created from an allocated tensor; recompute it
     tensor->buffer = buffer;
     tensor->data   = (char *) tensor->view_src->data + tensor->view_offs;
@@ -1661,15 +1631,15 @@ static bool sched_compute_splits(ggml_backend_sched_t sched) {
 }
 
 ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_backend_buffer_type_t * bufts, int n_backends, size_t graph_size) {
-    BK_CHECK(backends != NULL, NULL, "ggml_backend_sched_new: backends is NULL");
-    BK_CHECK(n_backends > 0 && n_backends <= GGML_X_SCHED_MAX_BACKENDS, NULL,
-             "ggml_backend_sched_new: n_backends (%d) must be in [1, %d]", n_backends, GGML_X_SCHED_MAX_BACKENDS);
+    GGML_X_CHECK_RET(NULL, backends != NULL, NULL, "ggml_backend_sched_new: backends is NULL");
+    GGML_X_CHECK_RET(NULL, n_backends > 0 && n_backends <= GGML_X_SCHED_MAX_BACKENDS, NULL,
+                     "ggml_backend_sched_new: n_backends (%d) must be in [1, %d]", n_backends, GGML_X_SCHED_MAX_BACKENDS);
     for (int i = 0; i < n_backends; i++) {
-        BK_CHECK(backends[i] != NULL, NULL, "ggml_backend_sched_new: backends[%d] is NULL", i);
-        BK_CHECK(bufts == NULL || bufts[i] != NULL, NULL, "ggml_backend_sched_new: bufts[%d] is NULL", i);
+        GGML_X_CHECK_RET(NULL, backends[i] != NULL, NULL, "ggml_backend_sched_new: backends[%d] is NULL", i);
+        GGML_X_CHECK_RET(NULL, bufts == NULL || bufts[i] != NULL, NULL, "ggml_backend_sched_new: bufts[%d] is NULL", i);
     }
-    BK_CHECK(graph_size <= (SIZE_MAX / 4) / sizeof(struct ggml_tensor * [GGML_X_SCHED_MAX_BACKENDS]), NULL,
-             "ggml_backend_sched_new: graph_size %zu too large", graph_size);
+    GGML_X_CHECK_RET(NULL, graph_size <= (SIZE_MAX / 4) / sizeof(struct ggml_tensor * [GGML_X_SCHED_MAX_BACKENDS]), NULL,
+                     "ggml_backend_sched_new: graph_size %zu too large", graph_size);
 
     ggml_backend_sched_t sched = calloc(1, sizeof(*sched));
     if (sched == NULL) {
@@ -1717,10 +1687,10 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
 }
 
 void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph) {
-    BK_CHECK_VOID(sched != NULL, "ggml_backend_sched_init_measure: sched is NULL");
-    BK_CHECK_VOID(measure_graph != NULL, "ggml_backend_sched_init_measure: measure_graph is NULL");
-    BK_CHECK_VOID(ggml_tallocr_is_measure(sched->tallocs[0]),
-                  "ggml_backend_sched_init_measure: the scheduler's buffers are allocated already (measure once)");
+    GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_backend_sched_init_measure: sched is NULL");
+    GGML_X_CHECK_VOID(NULL, measure_graph != NULL, "ggml_backend_sched_init_measure: measure_graph is NULL");
+    GGML_X_CHECK_VOID(NULL, ggml_tallocr_is_measure(sched->tallocs[0]),
+                      "ggml_backend_sched_init_measure: the scheduler's buffers are allocated already (measure once)");
 
     if (!sched->is_reset) {
         sched_reset(sched);
@@ -1757,8 +1727,8 @@ void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgr
 }
 
 bool ggml_x_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
-    BK_CHECK(sched != NULL, false, "ggml_backend_sched_graph_compute: sched is NULL");
-    BK_CHECK(graph != NULL, false, "ggml_backend_sched_graph_compute: graph is NULL");
+    GGML_X_CHECK_RET(NULL, sched != NULL, false, "ggml_backend_sched_graph_compute: sched is NULL");
+    GGML_X_CHECK_RET(NULL, graph != NULL, false, "ggml_backend_sched_graph_compute: graph is NULL");
 
     if (ggml_tallocr_is_measure(sched->tallocs[0])) {
         ggml_backend_sched_init_measure(sched, graph);
@@ -1779,19 +1749,19 @@ void ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cg
 }
 
 void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
-    BK_CHECK_VOID(sched != NULL, "ggml_backend_sched_reset: sched is NULL");
+    GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_backend_sched_reset: sched is NULL");
     sched_reset(sched);
 }
 
 int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) {
-    BK_CHECK(sched != NULL, 0, "ggml_backend_sched_get_n_splits: sched is NULL");
+    GGML_X_CHECK_RET(NULL, sched != NULL, 0, "ggml_backend_sched_get_n_splits: sched is NULL");
     return sched->n_splits;
 }
 
 ggml_tallocr_t ggml_backend_sched_get_tallocr(ggml_backend_sched_t sched, ggml_backend_t backend) {
-    BK_CHECK(sched != NULL, NULL, "ggml_backend_sched_get_tallocr: sched is NULL");
+    GGML_X_CHECK_RET(NULL, sched != NULL, NULL, "ggml_backend_sched_get_tallocr: sched is NULL");
     int id = sched_backend_id(sched, backend);
-    BK_CHECK(id >= 0, NULL, "ggml_backend_sched_get_tallocr: backend %s is not one of the scheduler's", ggml_backend_name(backend));
+    GGML_X_CHECK_RET(NULL, id >= 0, NULL, "ggml_backend_sched_get_tallocr: backend %s is not one of the scheduler's", ggml_backend_name(backend));
     return sched->tallocs[id];
 }
 
@@ -1801,17 +1771,17 @@ ggml_backend_buffer_t ggml_backend_sched_get_buffer(ggml_backend_sched_t sched, 
 }
 
 void ggml_backend_sched_set_node_backend(ggml_backend_sched_t sched, struct ggml_tensor * node, ggml_backend_t backend) {
-    BK_CHECK_VOID(sched != NULL, "ggml_backend_sched_set_node_backend: sched is NULL");
-    BK_CHECK_VOID(node != NULL, "ggml_backend_sched_set_node_backend: node is NULL");
+    GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_backend_sched_set_node_backend: sched is NULL");
+    GGML_X_CHECK_VOID(NULL, node != NULL, "ggml_backend_sched_set_node_backend: node is NULL");
     int id = sched_backend_id(sched, backend);
-    BK_CHECK_VOID(id >= 0, "ggml_backend_sched_set_node_backend: backend %s is not one of the scheduler's", ggml_backend_name(backend));
+    GGML_X_CHECK_VOID(NULL, id >= 0, "ggml_backend_sched_set_node_backend: backend %s is not one of the scheduler's", ggml_backend_name(backend));
     sched->failed = false;
     sched_set(sched, node, id);
 }
 
 ggml_backend_t ggml_backend_sched_get_node_backend(ggml_backend_sched_t sched, struct ggml_tensor * node) {
-    BK_CHECK(sched != NULL, NULL, "ggml_backend_sched_get_node_backend: sched is NULL");
-    BK_CHECK(node != NULL, NULL, "ggml_backend_sched_get_node_backend: node is NULL");
+    GGML_X_CHECK_RET(NULL, sched != NULL, NULL, "ggml_backend_sched_get_node_backend: sched is NULL");
+    GGML_X_CHECK_RET(NULL, node != NULL, NULL, "ggml_backend_sched_get_node_backend: node is NULL");
     size_t slot = ggml_x_alloc_hash_find(&sched->hash_set, node);
     if (slot == SIZE_MAX || sched->node_talloc[slot] == NULL) {
         return NULL;
@@ -1919,8 +1889,8 @@ static void graph_copy_state_free(struct graph_copy_state * st) {
 
 struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, struct ggml_cgraph * graph) {
     struct ggml_backend_graph_copy none = { NULL, NULL, NULL, NULL };
-    BK_CHECK(backend != NULL, none, "ggml_backend_graph_copy: backend is NULL");
-    BK_CHECK(graph != NULL, none, "ggml_backend_graph_copy: graph is NULL");
+    GGML_X_CHECK_RET(NULL, backend != NULL, none, "ggml_backend_graph_copy: backend is NULL");
+    GGML_X_CHECK_RET(NULL, graph != NULL, none, "ggml_backend_graph_copy: graph is NULL");
 
     size_t want = 4 * ((size_t) graph->n_nodes + (size_t) graph->n_leafs) + 64;
     if (graph->visited_hash_table.size > want) {
@@ -1997,9 +1967,9 @@ void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) {
 }
 
 bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data) {
-    BK_CHECK(backend1 != NULL && backend2 != NULL, false, "ggml_backend_compare_graph_backend: backend is NULL");
-    BK_CHECK(graph != NULL, false, "ggml_backend_compare_graph_backend: graph is NULL");
-    BK_CHECK(callback != NULL, false, "ggml_backend_compare_graph_backend: callback is NULL");
+    GGML_X_CHECK_RET(NULL, backend1 != NULL && backend2 != NULL, false, "ggml_backend_compare_graph_backend: backend is NULL");
+    GGML_X_CHECK_RET(NULL, graph != NULL, false, "ggml_backend_compare_graph_backend: graph is NULL");
+    GGML_X_CHECK_RET(NULL, callback != NULL, false, "ggml_backend_compare_graph_backend: callback is NULL");
 
     struct ggml_backend_graph_copy copy = ggml_backend_graph_copy(backend2, graph);
     if (copy.buffer == NULL) {

@@ -38,12 +38,23 @@ bool ggml_x_recoverable(const struct ggml_context * ctx); // the mode that appli
 // it before and after to tell whether the implementation reported its own failure
 uint64_t ggml_x_error_serial(void);
 
-// Validate a condition inside a constructor: on failure report and return NULL.
-#define GGML_X_CHECK(ctx, cond, ...) \
+// Validate a condition: on failure report (ggml_x_error) and return `ret` from the enclosing
+// function. GGML_X_CHECK returns NULL (constructors), GGML_X_CHECK_VOID returns nothing.
+#define GGML_X_CHECK_RET(ctx, cond, ret, ...) \
     do { \
         if (!(cond)) { \
             ggml_x_error((ctx), __VA_ARGS__); \
-            return NULL; \
+            return ret; \
+        } \
+    } while (0)
+
+#define GGML_X_CHECK(ctx, cond, ...) GGML_X_CHECK_RET(ctx, cond, NULL, __VA_ARGS__)
+
+#define GGML_X_CHECK_VOID(ctx, cond, ...) \
+    do { \
+        if (!(cond)) { \
+            ggml_x_error((ctx), __VA_ARGS__); \
+            return; \
         } \
     } while (0)
 
@@ -71,6 +82,19 @@ struct ggml_tensor * ggml_x_new_op_view(struct ggml_context * ctx, enum ggml_op 
 // Allocate `size` bytes of arena memory in ctx as an object of the given type (e.g.
 // GGML_OBJECT_WORK_BUFFER for ggml_graph_compute_with_ctx). NULL (after ggml_x_error) when full.
 void * ggml_x_ctx_alloc(struct ggml_context * ctx, enum ggml_object_type type, size_t size);
+
+// same type, shape and strides (a byte-for-byte copy between the two is meaningful)
+static inline bool ggml_x_same_layout(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->type != b->type) {
+        return false;
+    }
+    for (int i = 0; i < GGML_MAX_DIMS; i++) {
+        if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) {
+            return false;
+        }
+    }
+    return true;
+}
 
 // op_params accessors
 static inline void ggml_x_set_op_params(struct ggml_tensor * t, const void * params, size_t size) {

@@ -7,21 +7,12 @@
 #include "ggml-impl.h"
 #include "cpu/gemm.h"
 
-#include "testing.h"
+#include "test-util.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static float rnd(void) { // uniform in [-1, 1)
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float) ((rng_state >> 40) / (double) (1 << 24)) * 2.0f - 1.0f;
-}
 
 struct mm_case {
     enum ggml_type ta, tb;

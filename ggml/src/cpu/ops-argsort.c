@@ -4,6 +4,7 @@
 // across threads; each thread owns a slice of the work buffer.
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 struct argsort_item {
     float   v;
@@ -99,8 +100,8 @@ static void argsort_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
 
     for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);
-        const char * srow = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * drow = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        const char * srow = rowconv_row(src0, i1, i2, i3);
+        char * drow = rowconv_row(dst, i1, i2, i3);
 
         for (int64_t i0 = 0; i0 < ne0; i0++) {
             x[i0].v = *(const float *) (srow + i0 * snb0);

@@ -76,10 +76,10 @@ static void binary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * 
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
-        const char * x = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+        const char * x = rowconv_row(src0, i1, i2, i3);
         const char * y = (const char *) src1->data + (i1 % ne11) * src1->nb[1] + (i2 % ne12) * src1->nb[2] +
                          (i3 % ne13) * src1->nb[3];
-        char * z = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * z = rowconv_row(dst, i1, i2, i3);
         if (fast) {
             for (int64_t r = 0; r < nrep; r++) {
                 binary_vec(kind, ne10, (float *) z + r * ne10, (const float *) x + r * ne10, (const float *) y);
@@ -181,8 +181,8 @@ static void accset_copy(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, dst->ne[1], dst->ne[2], &i1, &i2, &i3);
-        const char * s = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        const char * s = rowconv_row(src0, i1, i2, i3);
+        char * d = rowconv_row(dst, i1, i2, i3);
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
             memcpy(d + i0 * dst->nb[0], s + i0 * src0->nb[0], es);
         }
@@ -215,7 +215,7 @@ static void accset_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * 
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, ne11, ne12, &i1, &i2, &i3);
-        const char * s = (const char *) src1->data + i1 * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3];
+        const char * s = rowconv_row(src1, i1, i2, i3);
         const size_t base = offset + (size_t) i1 * wnb1 + (size_t) i2 * wnb2 + (size_t) i3 * wnb3;
         char * d = (char *) dst->data + base;
         // elements of this window row that fit inside dst

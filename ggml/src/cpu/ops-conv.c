@@ -177,16 +177,25 @@ const struct ggml_cpu_op ggml_cpu_op_im2col = {
 // dst [OL, Cout, B2, B3] with dst[l*s0 + k*d0 - p0, co] += sum_ci in[l, ci] * ker[k, co, ci]
 // Work buffer: kernel as [Cout][K][Cin] floats, input as [B3][B2][L][Cin] floats.
 
-static bool conv_t1d_supports(const struct ggml_tensor * dst) {
+// types both transposed convolutions take: kernel src0 F32/F16, input src1 F32, dst F32
+static bool conv_t_types_ok(const struct ggml_tensor * dst) {
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
-    if (src0 == NULL || src1 == NULL) {
+    return src0 != NULL && src1 != NULL && (src0->type == GGML_TYPE_F32 || src0->type == GGML_TYPE_F16) &&
+           src1->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32;
+}
+
+// work buffer of the transposed convolutions: nk kernel floats, then ni input floats
+static size_t conv_t_work_bytes(size_t nk, size_t ni) {
+    return conv_align(nk * sizeof(float)) + conv_align(ni * sizeof(float));
+}
+
+static bool conv_t1d_supports(const struct ggml_tensor * dst) {
+    if (!conv_t_types_ok(dst)) {
         return false;
     }
-    if ((src0->type != GGML_TYPE_F32 && src0->type != GGML_TYPE_F16) || src1->type != GGML_TYPE_F32 ||
-        dst->type != GGML_TYPE_F32) {
-        return false;
-    }
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
     const int32_t s0 = ggml_x_get_op_params_i32(dst, 0);
     const int32_t d0 = ggml_x_get_op_params_i32(dst, 2);
     return s0 > 0 && d0 > 0 && src0->ne[3] == 1 && src1->ne[1] == src0->ne[2] && dst->ne[1] == src0->ne[1] &&
@@ -197,9 +206,8 @@ static size_t conv_t1d_work_size(const struct ggml_tensor * dst, int n_threads) 
     (void) n_threads;
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
-    const size_t nk = (size_t) (src0->ne[0] * src0->ne[1] * src0->ne[2]);
-    const size_t ni = (size_t) (src1->ne[0] * src1->ne[1] * dst->ne[2] * dst->ne[3]);
-    return conv_align(nk * sizeof(float)) + conv_align(ni * sizeof(float));
+    return conv_t_work_bytes((size_t) (src0->ne[0] * src0->ne[1] * src0->ne[2]),
+                             (size_t) (src1->ne[0] * src1->ne[1] * dst->ne[2] * dst->ne[3]));
 }
 
 static void conv_t1d_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
@@ -284,15 +292,11 @@ const struct ggml_cpu_op ggml_cpu_op_conv_transpose_1d = {
 // Work buffer: kernel as [Cout][KH][KW][Cin] floats, input as [N][H][W][Cin] floats.
 
 static bool conv_t2d_supports(const struct ggml_tensor * dst) {
+    if (!conv_t_types_ok(dst)) {
+        return false;
+    }
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
-    if (src0 == NULL || src1 == NULL) {
-        return false;
-    }
-    if ((src0->type != GGML_TYPE_F32 && src0->type != GGML_TYPE_F16) || src1->type != GGML_TYPE_F32 ||
-        dst->type != GGML_TYPE_F32) {
-        return false;
-    }
     return ggml_x_get_op_params_i32(dst, 0) > 0 && src1->ne[2] == src0->ne[3] && dst->ne[2] == src0->ne[2] &&
            dst->ne[3] <= src1->ne[3];
 }
@@ -301,9 +305,8 @@ static size_t conv_t2d_work_size(const struct ggml_tensor * dst, int n_threads) 
     (void) n_threads;
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
-    const size_t nk = (size_t) (src0->ne[0] * src0->ne[1] * src0->ne[2] * src0->ne[3]);
-    const size_t ni = (size_t) (src1->ne[0] * src1->ne[1] * src1->ne[2] * dst->ne[3]);
-    return conv_align(nk * sizeof(float)) + conv_align(ni * sizeof(float));
+    return conv_t_work_bytes((size_t) (src0->ne[0] * src0->ne[1] * src0->ne[2] * src0->ne[3]),
+                             (size_t) (src1->ne[0] * src1->ne[1] * src1->ne[2] * dst->ne[3]));
 }
 
 static void conv_t2d_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {

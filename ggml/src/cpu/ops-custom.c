@@ -6,6 +6,7 @@
 // pointer; they run on one thread. MAP_UNARY/MAP_BINARY call the function once per F32 row.
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 static struct ggml_x_map_custom_params custom_params(const struct ggml_tensor * dst) {
     struct ggml_x_map_custom_params p;
@@ -51,20 +52,9 @@ static void custom3_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     fun(dst, dst->src[0], dst->src[1], dst->src[2], cc->ith, cc->nth, p.userdata);
 }
 
-const struct ggml_cpu_op ggml_cpu_op_map_custom1 = {
-    .forward = custom1_forward,
-    .n_tasks = custom_n_tasks,
-};
-
-const struct ggml_cpu_op ggml_cpu_op_map_custom2 = {
-    .forward = custom2_forward,
-    .n_tasks = custom_n_tasks,
-};
-
-const struct ggml_cpu_op ggml_cpu_op_map_custom3 = {
-    .forward = custom3_forward,
-    .n_tasks = custom_n_tasks,
-};
+const struct ggml_cpu_op ggml_cpu_op_map_custom1 = { .forward = custom1_forward, .n_tasks = custom_n_tasks };
+const struct ggml_cpu_op ggml_cpu_op_map_custom2 = { .forward = custom2_forward, .n_tasks = custom_n_tasks };
+const struct ggml_cpu_op ggml_cpu_op_map_custom3 = { .forward = custom3_forward, .n_tasks = custom_n_tasks };
 
 // ---------------------------------------------------------------------------------------------
 // MAP_CUSTOM1/2/3_F32 (single thread)
@@ -96,20 +86,9 @@ static void custom3_f32_forward(const struct ggml_cpu_ctx * cc, struct ggml_tens
     fun(dst, dst->src[0], dst->src[1], dst->src[2]);
 }
 
-const struct ggml_cpu_op ggml_cpu_op_map_custom1_f32 = {
-    .forward = custom1_f32_forward,
-    .n_tasks = custom_single_task,
-};
-
-const struct ggml_cpu_op ggml_cpu_op_map_custom2_f32 = {
-    .forward = custom2_f32_forward,
-    .n_tasks = custom_single_task,
-};
-
-const struct ggml_cpu_op ggml_cpu_op_map_custom3_f32 = {
-    .forward = custom3_f32_forward,
-    .n_tasks = custom_single_task,
-};
+const struct ggml_cpu_op ggml_cpu_op_map_custom1_f32 = { .forward = custom1_f32_forward, .n_tasks = custom_single_task };
+const struct ggml_cpu_op ggml_cpu_op_map_custom2_f32 = { .forward = custom2_f32_forward, .n_tasks = custom_single_task };
+const struct ggml_cpu_op ggml_cpu_op_map_custom3_f32 = { .forward = custom3_f32_forward, .n_tasks = custom_single_task };
 
 // ---------------------------------------------------------------------------------------------
 // MAP_UNARY / MAP_BINARY: fun(n, dst_row, src0_row[, src1_row]) per row (single thread)
@@ -145,9 +124,8 @@ static void map_unary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor
     for (int64_t i3 = 0; i3 < dst->ne[3]; i3++) {
         for (int64_t i2 = 0; i2 < dst->ne[2]; i2++) {
             for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
-                float * d = (float *) ((char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-                const float * a = (const float *) ((const char *) src0->data + i1 * src0->nb[1] +
-                                                   i2 * src0->nb[2] + i3 * src0->nb[3]);
+                float * d = (float *) rowconv_row(dst, i1, i2, i3);
+                const float * a = (const float *) rowconv_row(src0, i1, i2, i3);
                 fun(n, d, a);
             }
         }
@@ -166,11 +144,9 @@ static void map_binary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
     for (int64_t i3 = 0; i3 < dst->ne[3]; i3++) {
         for (int64_t i2 = 0; i2 < dst->ne[2]; i2++) {
             for (int64_t i1 = 0; i1 < dst->ne[1]; i1++) {
-                float * d = (float *) ((char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-                const float * a = (const float *) ((const char *) src0->data + i1 * src0->nb[1] +
-                                                   i2 * src0->nb[2] + i3 * src0->nb[3]);
-                const float * b = (const float *) ((const char *) src1->data + i1 * src1->nb[1] +
-                                                   i2 * src1->nb[2] + i3 * src1->nb[3]);
+                float * d = (float *) rowconv_row(dst, i1, i2, i3);
+                const float * a = (const float *) rowconv_row(src0, i1, i2, i3);
+                const float * b = (const float *) rowconv_row(src1, i1, i2, i3);
                 fun(n, d, a, b);
             }
         }

@@ -27,7 +27,7 @@ static void diag_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
         int64_t i1, i2, i3;
         rowconv_unravel(ir, dst->ne[1], dst->ne[2], &i1, &i2, &i3);
         const char * s = (const char *) src0->data + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * d = rowconv_row(dst, i1, i2, i3);
         for (int64_t i0 = 0; i0 < ne0; i0++) {
             *(float *) (d + i0 * dst->nb[0]) = i0 == i1 ? *(const float *) (s + i0 * src0->nb[0]) : 0.0f;
         }
@@ -35,19 +35,6 @@ static void diag_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
 }
 
 const struct ggml_cpu_op ggml_cpu_op_diag = { .forward = diag_forward, .supports = diag_supports };
-
-static bool diag_mask_supports(const struct ggml_tensor * dst) {
-    const struct ggml_tensor * src0 = dst->src[0];
-    if (src0 == NULL || src0->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
-        return false;
-    }
-    for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (src0->ne[d] != dst->ne[d]) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static void diag_mask_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, float value) {
     const struct ggml_tensor * src0 = dst->src[0];
@@ -59,8 +46,8 @@ static void diag_mask_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, dst->ne[1], dst->ne[2], &i1, &i2, &i3);
-        const char * s = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        const char * s = rowconv_row(src0, i1, i2, i3);
+        char * d = rowconv_row(dst, i1, i2, i3);
         // elements i0 > n_past + i1 are masked
         const int64_t keep = GGML_X_MAX((int64_t) 0, GGML_X_MIN(ne0, n_past + i1 + 1));
         if (s != d || snb0 != dnb0) {
@@ -82,5 +69,5 @@ static void diag_mask_zero_forward(const struct ggml_cpu_ctx * cc, struct ggml_t
     diag_mask_forward(cc, dst, 0.0f);
 }
 
-const struct ggml_cpu_op ggml_cpu_op_diag_mask_inf = { .forward = diag_mask_inf_forward, .supports = diag_mask_supports };
-const struct ggml_cpu_op ggml_cpu_op_diag_mask_zero = { .forward = diag_mask_zero_forward, .supports = diag_mask_supports };
+const struct ggml_cpu_op ggml_cpu_op_diag_mask_inf = { .forward = diag_mask_inf_forward, .supports = rowconv_f32_same_shape };
+const struct ggml_cpu_op ggml_cpu_op_diag_mask_zero = { .forward = diag_mask_zero_forward, .supports = rowconv_f32_same_shape };

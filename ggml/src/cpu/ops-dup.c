@@ -163,7 +163,7 @@ static void dup_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
-        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * d = rowconv_row(dst, i1, i2, i3);
         if (src->type == dtype) {
             dup_bytes_range(src, ir * ne0, d, dst->nb[0], ne0);
         } else if (dtype == GGML_TYPE_F32 && dst->nb[0] == sizeof(float)) {

@@ -9,31 +9,11 @@
 // reference does, so results agree to float rounding.
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 #include <math.h>
 
 #define GROUP_NORM_EPS 1e-6f
-
-static bool norm_supports(const struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0];
-    if (a == NULL || a->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
-        return false;
-    }
-    for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (a->ne[d] != dst->ne[d]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-// row ir (flattened over dims 1..3) of t
-static inline char * norm_row(const struct ggml_tensor * t, int64_t ir) {
-    const int64_t i1 = ir % t->ne[1];
-    const int64_t i2 = (ir / t->ne[1]) % t->ne[2];
-    const int64_t i3 = ir / (t->ne[1] * t->ne[2]);
-    return (char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
-}
 
 // ---------------------------------------------------------------------------------------------
 // NORM
@@ -46,8 +26,8 @@ static void norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
     const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
 
     for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
-        const char * x = norm_row(a, ir);
-        char * y = norm_row(dst, ir);
+        const char * x = rowconv_row_flat(a, ir);
+        char * y = rowconv_row_flat(dst, ir);
 
         double sum = 0.0;
         for (int64_t i0 = 0; i0 < ne0; i0++) {
@@ -71,7 +51,7 @@ static void norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
 
 const struct ggml_cpu_op ggml_cpu_op_norm = {
     .forward  = norm_forward,
-    .supports = norm_supports,
+    .supports = rowconv_f32_same_shape,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -85,8 +65,8 @@ static void rms_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor 
     const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
 
     for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
-        const char * x = norm_row(a, ir);
-        char * y = norm_row(dst, ir);
+        const char * x = rowconv_row_flat(a, ir);
+        char * y = rowconv_row_flat(dst, ir);
 
         double sum = 0.0;
         for (int64_t i0 = 0; i0 < ne0; i0++) {
@@ -103,14 +83,14 @@ static void rms_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor 
 
 const struct ggml_cpu_op ggml_cpu_op_rms_norm = {
     .forward  = rms_norm_forward,
-    .supports = norm_supports,
+    .supports = rowconv_f32_same_shape,
 };
 
 // ---------------------------------------------------------------------------------------------
 // GROUP_NORM
 
 static bool group_norm_supports(const struct ggml_tensor * dst) {
-    return norm_supports(dst) && ggml_x_get_op_params_i32(dst, 0) > 0;
+    return rowconv_f32_same_shape(dst) && ggml_x_get_op_params_i32(dst, 0) > 0;
 }
 
 static void group_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {

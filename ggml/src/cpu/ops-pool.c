@@ -6,6 +6,7 @@
 // padding is truncated towards zero to an integer offset, as the reference does.
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 #include <float.h>
 
@@ -53,8 +54,8 @@ static void pool_1d_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
 
     for (int64_t ir = r0; ir < r1; ir++) {
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);
-        const char * srow = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * drow = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        const char * srow = rowconv_row(src0, i1, i2, i3);
+        char * drow = rowconv_row(dst, i1, i2, i3);
         for (int64_t i0 = 0; i0 < ne0; i0++) {
             const int64_t start = i0 * s0 - p0;
             float acc = op == GGML_OP_POOL_MAX ? -FLT_MAX : 0.0f;
@@ -118,7 +119,7 @@ static void pool_2d_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     for (int64_t ir = r0; ir < r1; ir++) {
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);
         const char * splane = (const char *) src0->data + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * drow = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * drow = rowconv_row(dst, i1, i2, i3);
         const int64_t iy = off1 + i1 * s1;
         for (int64_t i0 = 0; i0 < ne0; i0++) {
             const int64_t ix = off0 + i0 * s0;

@@ -60,9 +60,7 @@ static void sum_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst
     double s = 0.0;
     const int64_t nr = ggml_nrows(src0);
     for (int64_t ir = 0; ir < nr; ir++) {
-        int64_t i1, i2, i3;
-        rowconv_unravel(ir, src0->ne[1], src0->ne[2], &i1, &i2, &i3);
-        const char * x = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+        const char * x = rowconv_row_flat(src0, ir);
         s += reduce_row_sum(x, src0->nb[0], src0->type, src0->ne[0]);
     }
     if (dst->type == GGML_TYPE_F32) {
@@ -92,12 +90,12 @@ static void rows_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, src0->ne[1], src0->ne[2], &i1, &i2, &i3);
-        const char * x = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+        const char * x = rowconv_row(src0, i1, i2, i3);
         float v = (float) reduce_row_sum(x, src0->nb[0], src0->type, src0->ne[0]);
         if (mean) {
             v /= (float) src0->ne[0];
         }
-        char * y = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * y = rowconv_row(dst, i1, i2, i3);
         if (dst->type == GGML_TYPE_F32) {
             *(float *) y = v;
         } else {
@@ -135,7 +133,7 @@ static void argmax_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * 
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, src0->ne[1], src0->ne[2], &i1, &i2, &i3);
-        const char * x = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+        const char * x = rowconv_row(src0, i1, i2, i3);
         int64_t best = -1;
         float best_v = 0.0f;
         for (int64_t i0 = 0; i0 < ne00; i0++) {

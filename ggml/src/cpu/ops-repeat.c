@@ -58,7 +58,7 @@ static void repeat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * 
         rowconv_unravel(ir, dst->ne[1], dst->ne[2], &i1, &i2, &i3);
         const char * s = (const char *) src0->data + (i1 % src0->ne[1]) * src0->nb[1] +
                          (i2 % src0->ne[2]) * src0->nb[2] + (i3 % src0->ne[3]) * src0->nb[3];
-        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * d = rowconv_row(dst, i1, i2, i3);
         for (int64_t r = 0; r < nrep0; r++) {
             repeat_copy_elems(d + r * ne00 * dst->nb[0], dst->nb[0], s, src0->nb[0], es, ne00);
         }
@@ -96,7 +96,7 @@ static void concat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * 
         const struct ggml_tensor * s = i2 < ne02 ? src0 : src1;
         const int64_t j2 = i2 < ne02 ? i2 : i2 - ne02;
         const char * x = (const char *) s->data + i1 * s->nb[1] + j2 * s->nb[2] + i3 * s->nb[3];
-        char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * d = rowconv_row(dst, i1, i2, i3);
         repeat_copy_elems(d, dst->nb[0], x, s->nb[0], es, dst->ne[0]);
     }
 }

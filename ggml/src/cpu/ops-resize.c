@@ -2,6 +2,7 @@
 // end of every dimension). F32 only; rows are split across threads.
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 static void resize_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
     const int64_t dr = (n + nth - 1) / nth;
@@ -34,7 +35,7 @@ static void upscale_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     for (int64_t ir = r0; ir < r1; ir++) {
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);
         const char * srow = (const char *) src0->data + (i1 / sf) * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * drow = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * drow = rowconv_row(dst, i1, i2, i3);
         if (snb0 == sizeof(float) && dnb0 == sizeof(float)) {
             const float * s = (const float *) srow;
             float * d = (float *) drow;
@@ -85,10 +86,10 @@ static void pad_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst
 
     for (int64_t ir = r0; ir < r1; ir++) {
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);
-        char * drow = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        char * drow = rowconv_row(dst, i1, i2, i3);
         int64_t n_src = 0; // elements copied from src0 in this row
         if (i1 < ne01 && i2 < ne02 && i3 < ne03) {
-            const char * srow = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+            const char * srow = rowconv_row(src0, i1, i2, i3);
             n_src = ne00;
             if (snb0 == sizeof(float) && dnb0 == sizeof(float)) {
                 memcpy(drow, srow, (size_t) ne00 * sizeof(float));

@@ -17,6 +17,7 @@
 // ALIBI adds slope_k * i0 to element i0 of every row of head k (k flattened over dims 2..3).
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 #include <math.h>
 
@@ -264,16 +265,7 @@ const struct ggml_cpu_op ggml_cpu_op_rope = {
 // slope_k = m0^(k+1) for k < h, else m1^(2(k-h)+1), k = i2 + ne2*i3.
 
 static bool alibi_supports(const struct ggml_tensor * dst) {
-    const struct ggml_tensor * a = dst->src[0];
-    if (a == NULL || a->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
-        return false;
-    }
-    for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (a->ne[d] != dst->ne[d]) {
-            return false;
-        }
-    }
-    return ggml_x_get_op_params_i32(dst, 1) > 0;
+    return rowconv_f32_same_shape(dst) && ggml_x_get_op_params_i32(dst, 1) > 0;
 }
 
 static void alibi_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {

@@ -7,6 +7,7 @@
 // A row that is entirely -inf has a zero sum and comes out as NaN, like the reference.
 
 #include "../ggml-impl.h"
+#include "rowconv.h"
 
 #include <math.h>
 
@@ -15,13 +16,8 @@
 static bool soft_max_supports(const struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * mask = dst->src[1];
-    if (a == NULL || a->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
+    if (!rowconv_f32_same_shape(dst)) {
         return false;
-    }
-    for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (a->ne[d] != dst->ne[d]) {
-            return false;
-        }
     }
     if (mask != NULL) {
         if (mask->type != GGML_TYPE_F32 || mask->ne[0] < a->ne[0] || mask->ne[1] < 1) {

@@ -25,22 +25,9 @@ enum unary_kind {
     UN_LEAKY_RELU,
 };
 
-static bool unary_supports_common(const struct ggml_tensor * dst) {
-    const struct ggml_tensor * src0 = dst->src[0];
-    if (src0 == NULL || src0->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32) {
-        return false;
-    }
-    for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (src0->ne[d] != dst->ne[d]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static bool unary_op_supports(const struct ggml_tensor * dst) {
     const int32_t op = ggml_x_get_op_params_i32(dst, 0);
-    return unary_supports_common(dst) && op >= 0 && op < GGML_UNARY_OP_COUNT;
+    return rowconv_f32_same_shape(dst) && op >= 0 && op < GGML_UNARY_OP_COUNT;
 }
 
 static inline float unary_gelu(float x) {
@@ -147,8 +134,8 @@ static void unary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
-        const char * x = (const char *) src0->data + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-        char * y = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+        const char * x = rowconv_row(src0, i1, i2, i3);
+        char * y = rowconv_row(dst, i1, i2, i3);
         if (dense) {
             unary_vec(kind, ne0, (float *) y, (const float *) x, p);
             continue;
@@ -190,9 +177,9 @@ static void leaky_relu_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
 }
 
 const struct ggml_cpu_op ggml_cpu_op_unary = { .forward = unary_op_forward, .supports = unary_op_supports };
-const struct ggml_cpu_op ggml_cpu_op_sqr = { .forward = sqr_forward, .supports = unary_supports_common };
-const struct ggml_cpu_op ggml_cpu_op_sqrt = { .forward = sqrt_forward, .supports = unary_supports_common };
-const struct ggml_cpu_op ggml_cpu_op_log = { .forward = log_forward, .supports = unary_supports_common };
-const struct ggml_cpu_op ggml_cpu_op_scale = { .forward = scale_forward, .supports = unary_supports_common };
-const struct ggml_cpu_op ggml_cpu_op_clamp = { .forward = clamp_forward, .supports = unary_supports_common };
-const struct ggml_cpu_op ggml_cpu_op_leaky_relu = { .forward = leaky_relu_forward, .supports = unary_supports_common };
+const struct ggml_cpu_op ggml_cpu_op_sqr = { .forward = sqr_forward, .supports = rowconv_f32_same_shape };
+const struct ggml_cpu_op ggml_cpu_op_sqrt = { .forward = sqrt_forward, .supports = rowconv_f32_same_shape };
+const struct ggml_cpu_op ggml_cpu_op_log = { .forward = log_forward, .supports = rowconv_f32_same_shape };
+const struct ggml_cpu_op ggml_cpu_op_scale = { .forward = scale_forward, .supports = rowconv_f32_same_shape };
+const struct ggml_cpu_op ggml_cpu_op_clamp = { .forward = clamp_forward, .supports = rowconv_f32_same_shape };
+const struct ggml_cpu_op ggml_cpu_op_leaky_relu = { .forward = leaky_relu_forward, .supports = rowconv_f32_same_shape };

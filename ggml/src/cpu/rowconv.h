@@ -1,6 +1,7 @@
-// rowconv.h - small helpers shared by the element-wise kernel families (dup, binary, get_rows,
-// ...): thread split of rows, converting one row of any float-like type (F32, F16, quantized
-// with type traits) to F32 and back, and per-thread scratch carving.
+// rowconv.h - small helpers shared by the CPU kernel families (dup, binary, get_rows, norm,
+// ...): thread split of rows, row addressing, the common "F32 in, same-shape F32 out" support
+// check, converting one row of any float-like type (F32, F16, quantized with type traits) to F32
+// and back, and per-thread scratch carving.
 //
 // A row is ne[0] elements of a tensor starting at a given byte address, with element stride nb0.
 // F32 and F16 rows may have any stride. Quantized rows must be dense (nb0 == block size in bytes)
@@ -135,6 +136,25 @@ static inline void rowconv_unravel(int64_t ir, int64_t ne1, int64_t ne2, int64_t
     ir -= *i3 * ne1 * ne2;
     *i2 = ir / ne1;
     *i1 = ir - *i2 * ne1;
+}
+
+// byte address of row (i1, i2, i3) of t
+static inline char * rowconv_row(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *) t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+// byte address of row ir of t, rows numbered over t's own dims 1..3
+static inline char * rowconv_row_flat(const struct ggml_tensor * t, int64_t ir) {
+    int64_t i1, i2, i3;
+    rowconv_unravel(ir, t->ne[1], t->ne[2], &i1, &i2, &i3);
+    return rowconv_row(t, i1, i2, i3);
+}
+
+// dst and src[0] are both F32 and have the same shape (the usual element-wise support check)
+static inline bool rowconv_f32_same_shape(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    return src0 != NULL && src0->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 &&
+           ggml_are_same_shape(src0, dst);
 }
 
 #endif // GGML_X_CPU_ROWCONV_H
