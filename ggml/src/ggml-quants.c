@@ -564,27 +564,33 @@ void ggml_x_vec_dot_q3_K_q8_K_ref(int n, float * GGML_RESTRICT s, const void * G
     *s = sum;
 }
 
+// q4_K and q5_K share the super-block header (d, dmin, 12 bytes of 6-bit scales and mins): the
+// dot product of one unpacked super-block with its q8_K partner
+static float ggml_x_dot_k4_block(const int8_t * q, const uint8_t * scales, ggml_fp16_t d, ggml_fp16_t dmin,
+                                 const block_q8_K * y) {
+    int sumi = 0, summ = 0;
+    for (int j = 0; j < 8; j++) {
+        uint8_t sc, mn;
+        ggml_x_get_scale_min_k4(j, scales, &sc, &mn);
+        int dot = 0;
+        for (int l = 0; l < 32; l++) {
+            dot += q[32 * j + l] * y->qs[32 * j + l];
+        }
+        sumi += sc * dot;
+        summ += mn * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
+    }
+    const float dy = y->d;
+    return dy * GGML_FP16_TO_FP32(d) * (float) sumi - dy * GGML_FP16_TO_FP32(dmin) * (float) summ;
+}
+
 void ggml_x_vec_dot_q4_K_q8_K_ref(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
     const block_q4_K * x = (const block_q4_K *) vx;
     const block_q8_K * y = (const block_q8_K *) vy;
-    const int nb = n / QK_K;
     int8_t q[QK_K];
     float sum = 0.0f;
-    for (int ib = 0; ib < nb; ib++) {
+    for (int ib = 0; ib < n / QK_K; ib++) {
         ggml_x_unpack_q4_K(&x[ib], q);
-        int sumi = 0, summ = 0;
-        for (int j = 0; j < 8; j++) {
-            uint8_t sc, mn;
-            ggml_x_get_scale_min_k4(j, x[ib].scales, &sc, &mn);
-            int dot = 0;
-            for (int l = 0; l < 32; l++) {
-                dot += q[32 * j + l] * y[ib].qs[32 * j + l];
-            }
-            sumi += sc * dot;
-            summ += mn * (y[ib].bsums[2 * j] + y[ib].bsums[2 * j + 1]);
-        }
-        const float dy = y[ib].d;
-        sum += dy * GGML_FP16_TO_FP32(x[ib].d) * (float) sumi - dy * GGML_FP16_TO_FP32(x[ib].dmin) * (float) summ;
+        sum += ggml_x_dot_k4_block(q, x[ib].scales, x[ib].d, x[ib].dmin, &y[ib]);
     }
     *s = sum;
 }
@@ -592,24 +598,11 @@ void ggml_x_vec_dot_q4_K_q8_K_ref(int n, float * GGML_RESTRICT s, const void * G
 void ggml_x_vec_dot_q5_K_q8_K_ref(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
     const block_q5_K * x = (const block_q5_K *) vx;
     const block_q8_K * y = (const block_q8_K *) vy;
-    const int nb = n / QK_K;
     int8_t q[QK_K];
     float sum = 0.0f;
-    for (int ib = 0; ib < nb; ib++) {
+    for (int ib = 0; ib < n / QK_K; ib++) {
         ggml_x_unpack_q5_K(&x[ib], q);
-        int sumi = 0, summ = 0;
-        for (int j = 0; j < 8; j++) {
-            uint8_t sc, mn;
-            ggml_x_get_scale_min_k4(j, x[ib].scales, &sc, &mn);
-            int dot = 0;
-            for (int l = 0; l < 32; l++) {
-                dot += q[32 * j + l] * y[ib].qs[32 * j + l];
-            }
-            sumi += sc * dot;
-            summ += mn * (y[ib].bsums[2 * j] + y[ib].bsums[2 * j + 1]);
-        }
-        const float dy = y[ib].d;
-        sum += dy * GGML_FP16_TO_FP32(x[ib].d) * (float) sumi - dy * GGML_FP16_TO_FP32(x[ib].dmin) * (float) summ;
+        sum += ggml_x_dot_k4_block(q, x[ib].scales, x[ib].d, x[ib].dmin, &y[ib]);
     }
     *s = sum;
 }
