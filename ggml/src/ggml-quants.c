@@ -449,43 +449,38 @@ void ggml_x_dequantize_row_q3_K(const void * GGML_RESTRICT vx, float * GGML_REST
     }
 }
 
+// q4_K and q5_K share the super-block header (d, dmin, 6-bit scales and mins): the values of one
+// unpacked super-block
+static void ggml_x_dequantize_k4_block(const int8_t * q, const uint8_t * scales, ggml_fp16_t d16,
+                                       ggml_fp16_t dmin16, float * GGML_RESTRICT y) {
+    const float d = GGML_FP16_TO_FP32(d16);
+    const float dmin = GGML_FP16_TO_FP32(dmin16);
+    for (int j = 0; j < 8; j++) {
+        uint8_t sc, mn;
+        ggml_x_get_scale_min_k4(j, scales, &sc, &mn);
+        const float dl = d * (float) sc;
+        const float ml = dmin * (float) mn;
+        for (int l = 0; l < 32; l++) {
+            y[32 * j + l] = dl * (float) q[32 * j + l] - ml;
+        }
+    }
+}
+
 void ggml_x_dequantize_row_q4_K(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y, int k) {
     const block_q4_K * x = (const block_q4_K *) vx;
-    const int nb = k / QK_K;
     int8_t q[QK_K];
-    for (int ib = 0; ib < nb; ib++, y += QK_K) {
-        const float d = GGML_FP16_TO_FP32(x[ib].d);
-        const float dmin = GGML_FP16_TO_FP32(x[ib].dmin);
+    for (int ib = 0; ib < k / QK_K; ib++, y += QK_K) {
         ggml_x_unpack_q4_K(&x[ib], q);
-        for (int j = 0; j < 8; j++) {
-            uint8_t sc, mn;
-            ggml_x_get_scale_min_k4(j, x[ib].scales, &sc, &mn);
-            const float dl = d * (float) sc;
-            const float ml = dmin * (float) mn;
-            for (int l = 0; l < 32; l++) {
-                y[32 * j + l] = dl * (float) q[32 * j + l] - ml;
-            }
-        }
+        ggml_x_dequantize_k4_block(q, x[ib].scales, x[ib].d, x[ib].dmin, y);
     }
 }
 
 void ggml_x_dequantize_row_q5_K(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y, int k) {
     const block_q5_K * x = (const block_q5_K *) vx;
-    const int nb = k / QK_K;
     int8_t q[QK_K];
-    for (int ib = 0; ib < nb; ib++, y += QK_K) {
-        const float d = GGML_FP16_TO_FP32(x[ib].d);
-        const float dmin = GGML_FP16_TO_FP32(x[ib].dmin);
+    for (int ib = 0; ib < k / QK_K; ib++, y += QK_K) {
         ggml_x_unpack_q5_K(&x[ib], q);
-        for (int j = 0; j < 8; j++) {
-            uint8_t sc, mn;
-            ggml_x_get_scale_min_k4(j, x[ib].scales, &sc, &mn);
-            const float dl = d * (float) sc;
-            const float ml = dmin * (float) mn;
-            for (int l = 0; l < 32; l++) {
-                y[32 * j + l] = dl * (float) q[32 * j + l] - ml;
-            }
-        }
+        ggml_x_dequantize_k4_block(q, x[ib].scales, x[ib].d, x[ib].dmin, y);
     }
 }
 
