@@ -305,6 +305,33 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -run CUDA -v .
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -v ./cuda/
 
+# CUDA host emulator (cuda/emu): the same cuda/*.cu compiled as C++ (-DGGML_CUDA_EMU) and run on
+# the CPU by an emulator of the CUDA runtime, kernels (coroutine threads, barriers, warp
+# shuffles) and cuBLAS that is strict where a GPU is (launch limits, device memory not readable
+# by host code, guard pages after allocations, queued streams that only run at a synchronisation).
+#
+#   make cuda-emu       build/cuda-emu/libggml-cuda.a (no CUDA toolkit needed)
+#   make test-cuda-emu  the emulator's self-tests, the C device test (1 device; 2 devices with
+#                       threads and blocks run in reverse order) and
+#                       the tagged Go tests (-tags 'cuda cudaemu')
+
+include cuda/emu/emu.mk
+
+.PHONY: test-cuda-emu
+
+$(CUDA_EMU_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_EMU_LIB) $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(CUDA_EMU_LIB) $(BUILD)/libggml.a $(CUDA_EMU_LDLIBS) -o $@
+
+# the library's checksum goes into CGO_CFLAGS: Go's build cache does not look at linked archives
+test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUILD)/bin/test-cuda
+	./$(CUDA_EMU_BUILD)/bin/test-emu
+	./$(CUDA_EMU_BUILD)/bin/test-cuda
+	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=reverse ./$(CUDA_EMU_BUILD)/bin/test-cuda
+	stamp=$$(cksum < $(CUDA_EMU_LIB) | cut -d' ' -f1); \
+	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 -run CUDA . && \
+	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
+
 # ---------------------------------------------------------------------------------------------
 # Reliability gates: sanitizers, valgrind, a second compiler
 #

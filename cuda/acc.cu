@@ -78,7 +78,7 @@ bool ggml_cu_acc(ggml_cu_ctx & ctx, ggml_tensor * dst) {
 
     const int64_t n = ggml_nelements(dst);
     if (!inplace && dst->data != a->data && n > 0) {
-        cu_acc_copy_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(dst), es, n);
+        CU_LAUNCH(cu_acc_copy_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(a), cu_make(dst), es, n);
         if (!CU_LAUNCH_OK()) {
             return false;
         }
@@ -87,7 +87,7 @@ bool ggml_cu_acc(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n1 == 0) {
         return true;
     }
-    cu_acc_kernel<<<cu_blocks(n1), CU_THREADS, 0, ctx.stream>>>(cu_make(b), (char *) dst->data, (int) dst->type, es,
+    CU_LAUNCH(cu_acc_kernel, cu_blocks(n1), CU_THREADS, 0, ctx.stream)(cu_make(b), (char *) dst->data, (int) dst->type, es,
                                                                 (int64_t) ggml_nbytes(dst), wnb1, wnb2, wnb3, offset,
                                                                 dst->op == GGML_OP_ACC, n1);
     return CU_LAUNCH_OK();

@@ -49,6 +49,6 @@ bool ggml_cu_argsort(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         return true;
     }
     const bool desc = ggml_x_get_op_params_i32(dst, 0) == GGML_SORT_DESC;
-    cu_argsort_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst), desc, n);
+    CU_LAUNCH(cu_argsort_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst), desc, n);
     return CU_LAUNCH_OK();
 }

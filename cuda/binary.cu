@@ -53,7 +53,7 @@ bool ggml_cu_binary(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_binary_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst->src[1]),
+    CU_LAUNCH(cu_binary_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst->src[1]),
                                                                   cu_make(dst), kind, n);
     return CU_LAUNCH_OK();
 }

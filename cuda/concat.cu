@@ -36,7 +36,7 @@ bool ggml_cu_concat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_concat_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst->src[1]),
+    CU_LAUNCH(cu_concat_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst->src[1]),
                                                                   cu_make(dst), (int) ggml_type_size(dst->type), n);
     return CU_LAUNCH_OK();
 }

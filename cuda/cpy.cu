@@ -128,15 +128,15 @@ bool ggml_cu_cpy(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (st == dt && ggml_blck_size(st) > 1) {
         const int64_t bs = ggml_blck_size(st);
         const int64_t nb = n / bs;
-        cu_cpy_blocks_kernel<<<cu_blocks(nb), CU_THREADS, 0, ctx.stream>>>(s, d, bs, (int64_t) ggml_type_size(st), nb);
+        CU_LAUNCH(cu_cpy_blocks_kernel, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, bs, (int64_t) ggml_type_size(st), nb);
     } else if (ggml_blck_size(dt) > 1) {
         const int64_t nb = n / 32;
-        cu_cpy_quantize_kernel<<<cu_blocks(nb), CU_THREADS, 0, ctx.stream>>>(s, d, (int64_t) ggml_type_size(dt), nb);
+        CU_LAUNCH(cu_cpy_quantize_kernel, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, (int64_t) ggml_type_size(dt), nb);
     } else if (ggml_blck_size(st) > 1) {
         const int64_t nc = n / 32;
-        cu_cpy_dequantize_kernel<<<cu_blocks(nc), CU_THREADS, 0, ctx.stream>>>(s, d, nc);
+        CU_LAUNCH(cu_cpy_dequantize_kernel, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
     } else {
-        cu_cpy_elem_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(s, d, (int) ggml_type_size(st), st == dt, n);
+        CU_LAUNCH(cu_cpy_elem_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, (int) ggml_type_size(st), st == dt, n);
     }
     return CU_LAUNCH_OK();
 }

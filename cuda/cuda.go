@@ -2,13 +2,11 @@
 
 package cuda
 
-// The static library comes from `make cuda`; cudart and cuBLAS from the CUDA installation
-// (default /usr/local/cuda; `make` passes CGO_LDFLAGS with -L$(CUDA_HOME)/lib64 for others).
-// libcuda is linked through the toolkit's stub when the driver's library is not installed.
+// The libraries to link are named in link_nvidia.go (the real CUDA runtime) and link_emu.go
+// (the host emulator of cuda/emu, build tags cuda,cudaemu).
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../ggml/include
-#cgo LDFLAGS: -L${SRCDIR}/../build/cuda -lggml-cuda -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcublas -lcudart -lcuda -lstdc++ -lm -ldl -lrt -pthread
 #include <stdlib.h>
 #include "ggml-cuda.h"
 */

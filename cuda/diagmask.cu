@@ -23,7 +23,7 @@ bool ggml_cu_diagmask(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         return true;
     }
     const float value = dst->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f;
-    cu_diagmask_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst),
+    CU_LAUNCH(cu_diagmask_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst),
                                                                     (int64_t) ggml_x_get_op_params_i32(dst, 0), value, n);
     return CU_LAUNCH_OK();
 }

@@ -106,7 +106,7 @@ bool ggml_cu_getrows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     }
     if (ggml_blck_size(a->type) == 1) {
         const int64_t n = ggml_nelements(dst);
-        cu_getrows_elem_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(
+        CU_LAUNCH(cu_getrows_elem_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(
             cu_make(a), cu_make(ids), cu_make(dst), (int) ggml_type_size(a->type), a->type == dst->type, n);
         return CU_LAUNCH_OK();
     }
@@ -114,7 +114,7 @@ bool ggml_cu_getrows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const int64_t units = same ? a->ne[0] / ggml_blck_size(a->type) : a->ne[0] / 32;
     const int64_t unit_bytes = (int64_t) ggml_type_size(a->type);
     const int64_t n = nrows * units;
-    cu_getrows_quant_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(ids), cu_make(dst),
+    CU_LAUNCH(cu_getrows_quant_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(a), cu_make(ids), cu_make(dst),
                                                                          same, units, unit_bytes, n);
     return CU_LAUNCH_OK();
 }

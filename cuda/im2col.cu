@@ -86,7 +86,7 @@ bool ggml_cu_im2col(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_im2col_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>((const char *) dst->src[1]->data, (char *) dst->data,
+    CU_LAUNCH(cu_im2col_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)((const char *) dst->src[1]->data, (char *) dst->data,
                                                                   (int) dst->type, s, n);
     return CU_LAUNCH_OK();
 }

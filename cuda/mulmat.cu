@@ -33,7 +33,7 @@ bool ggml_cu_to_f32_dense(ggml_cu_ctx & ctx, const cu_t & src, float * out) {
     if (n == 0) {
         return true;
     }
-    cu_to_f32_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(src, out, n);
+    CU_LAUNCH(cu_to_f32_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(src, out, n);
     return CU_LAUNCH_OK();
 }
 
@@ -111,7 +111,7 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
     }
     if (wtype != GGML_TYPE_F16 && n <= CU_MMV_MAX_COLS) {
         const unsigned blocks = (unsigned) ((m + CU_MMV_WARPS - 1) / CU_MMV_WARPS);
-        cu_mmv_kernel<<<blocks, 32 * CU_MMV_WARPS, 0, ctx.stream>>>((int) wtype, w, (int64_t) w_row_bytes, m, x, (int) n,
+        CU_LAUNCH(cu_mmv_kernel, blocks, 32 * CU_MMV_WARPS, 0, ctx.stream)((int) wtype, w, (int64_t) w_row_bytes, m, x, (int) n,
                                                                    k_len, y, ldy);
         return CU_LAUNCH_OK();
     }
@@ -120,7 +120,7 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
     if (x16 == NULL) {
         return false;
     }
-    cu_f32_to_f16_kernel<<<cu_blocks(n * k_len), CU_THREADS, 0, ctx.stream>>>(x, x16, n * k_len);
+    CU_LAUNCH(cu_f32_to_f16_kernel, cu_blocks(n * k_len), CU_THREADS, 0, ctx.stream)(x, x16, n * k_len);
     if (!CU_LAUNCH_OK()) {
         return false;
     }
@@ -132,7 +132,7 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
             return false;
         }
         const int64_t nchunks = m * (k_len / 32);
-        cu_dequant_f16_kernel<<<cu_blocks(nchunks), CU_THREADS, 0, ctx.stream>>>((int) wtype, w, (int64_t) w_row_bytes,
+        CU_LAUNCH(cu_dequant_f16_kernel, cu_blocks(nchunks), CU_THREADS, 0, ctx.stream)((int) wtype, w, (int64_t) w_row_bytes,
                                                                                 k_len, wd, nchunks);
         if (!CU_LAUNCH_OK()) {
             return false;

@@ -144,7 +144,7 @@ bool ggml_cu_mulmatid(ggml_cu_ctx & ctx, ggml_tensor * dst) {
                     return false;
                 }
                 if (e < 0) {
-                    cu_mmid_scatter_kernel<<<cu_blocks(cnt * m), CU_THREADS, 0, ctx.stream>>>(
+                    CU_LAUNCH(cu_mmid_scatter_kernel, cu_blocks(cnt * m), CU_THREADS, 0, ctx.stream)(
                         NULL, rows_dev, cnt, m, dbatch, (int64_t) dst->nb[0], (int64_t) dst->nb[1]);
                     if (!CU_LAUNCH_OK()) {
                         return false;
@@ -153,14 +153,14 @@ bool ggml_cu_mulmatid(ggml_cu_ctx & ctx, ggml_tensor * dst) {
                 }
                 const ggml_tensor * ae = dst->src[2 + e];
                 const char * w = (const char *) ae->data + (i12 / r2) * ae->nb[2] + (i13 / r3) * ae->nb[3];
-                cu_mmid_gather_kernel<<<cu_blocks(cnt * k), CU_THREADS, 0, ctx.stream>>>(xd, rows_dev, cnt, k, row_base, xg);
+                CU_LAUNCH(cu_mmid_gather_kernel, cu_blocks(cnt * k), CU_THREADS, 0, ctx.stream)(xd, rows_dev, cnt, k, row_base, xg);
                 if (!CU_LAUNCH_OK()) {
                     return false;
                 }
                 if (!ggml_cu_mm_2d(ctx, ae->type, w, ae->nb[1], m, xg, cnt, k, yg, m, prec_f32)) {
                     return false;
                 }
-                cu_mmid_scatter_kernel<<<cu_blocks(cnt * m), CU_THREADS, 0, ctx.stream>>>(
+                CU_LAUNCH(cu_mmid_scatter_kernel, cu_blocks(cnt * m), CU_THREADS, 0, ctx.stream)(
                     yg, rows_dev, cnt, m, dbatch, (int64_t) dst->nb[0], (int64_t) dst->nb[1]);
                 if (!CU_LAUNCH_OK()) {
                     return false;

@@ -107,13 +107,13 @@ bool ggml_cu_norm(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         const int n_groups = ggml_x_get_op_params_i32(dst, 0);
         const int64_t per_group = (a->ne[2] + n_groups - 1) / n_groups;
         const int64_t nitems = (int64_t) n_groups * a->ne[3];
-        cu_group_norm_kernel<<<cu_row_blocks(nitems), CU_NORM_THREADS, 0, ctx.stream>>>(
+        CU_LAUNCH(cu_group_norm_kernel, cu_row_blocks(nitems), CU_NORM_THREADS, 0, ctx.stream)(
             cu_make(a), cu_make(dst), n_groups, per_group, 1e-6f, nitems);
         return CU_LAUNCH_OK();
     }
     const float eps = ggml_x_get_op_params_f32(dst, 0);
     const int64_t nrows = ggml_nrows(a);
-    cu_norm_kernel<<<cu_row_blocks(nrows), CU_NORM_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(dst), eps,
+    CU_LAUNCH(cu_norm_kernel, cu_row_blocks(nrows), CU_NORM_THREADS, 0, ctx.stream)(cu_make(a), cu_make(dst), eps,
                                                                             dst->op == GGML_OP_RMS_NORM, nrows);
     return CU_LAUNCH_OK();
 }

@@ -33,6 +33,6 @@ bool ggml_cu_pad(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_pad_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst), n);
+    CU_LAUNCH(cu_pad_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst), n);
     return CU_LAUNCH_OK();
 }

@@ -39,7 +39,7 @@ bool ggml_cu_repeat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_repeat_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst),
+    CU_LAUNCH(cu_repeat_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst),
                                                                   (int) ggml_type_size(dst->type), n);
     return CU_LAUNCH_OK();
 }

@@ -80,35 +80,37 @@ __global__ void cu_rope_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_
     }
 }
 
-// glm mode: one thread per (row, i0 < ne0/4)
-__global__ void cu_rope_glm_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_params p, int64_t n) {
+// glm mode: one thread per row, i0 < ne0/4 in order as on the CPU (the quadruples
+// {i0, i0 + half, i0 + 2 half, i0 + 3 half} of different i0 overlap when half < ne0/4, so the
+// result is defined by that order, also when dst aliases src)
+__global__ void cu_rope_glm_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_params p, int64_t nrows) {
     const int half = p.n_dims / 2;
     const int64_t q = src.ne[0] / 4;
-    CU_GRID_STRIDE(idx, n) {
-        const int64_t ir = idx / q;
-        const int64_t i0 = idx % q;
+    CU_GRID_STRIDE(ir, nrows) {
         const int64_t i1 = ir % src.ne[1];
         const int64_t i2 = (ir / src.ne[1]) % src.ne[2];
         const int64_t i3 = ir / (src.ne[1] * src.ne[2]);
-        const char * x = src.data + i1 * src.nb[1] + i2 * src.nb[2] + i3 * src.nb[3] + i0 * src.nb[0];
-        char * y = dst.data + i1 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3] + i0 * dst.nb[0];
+        const char * xr = src.data + i1 * src.nb[1] + i2 * src.nb[2] + i3 * src.nb[3];
+        char * yr = dst.data + i1 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3];
         const int32_t ps = pos[i2];
         float theta = (float) min(ps, p.n_ctx - 2);
         float block_theta = (float) max(ps - (p.n_ctx - 2), 0);
-        for (int64_t t = 0; t < i0; t++) {
+        for (int64_t i0 = 0; i0 < q; i0++) {
+            const float c = cosf(theta), s = sinf(theta);
+            const float cb = cosf(block_theta), sb = sinf(block_theta);
             theta *= p.theta_scale;
             block_theta *= p.theta_scale;
+            const char * x = xr + i0 * src.nb[0];
+            char * y = yr + i0 * dst.nb[0];
+            const float x0 = cu_load(x, src.type);
+            const float x1 = cu_load(x + half * src.nb[0], src.type);
+            const float x2 = cu_load(x + 2 * half * src.nb[0], src.type);
+            const float x3 = cu_load(x + 3 * half * src.nb[0], src.type);
+            cu_store(y, dst.type, x0 * c - x1 * s);
+            cu_store(y + half * dst.nb[0], dst.type, x0 * s + x1 * c);
+            cu_store(y + 2 * half * dst.nb[0], dst.type, x2 * cb - x3 * sb);
+            cu_store(y + 3 * half * dst.nb[0], dst.type, x2 * sb + x3 * cb);
         }
-        const float c = cosf(theta), s = sinf(theta);
-        const float cb = cosf(block_theta), sb = sinf(block_theta);
-        const float x0 = cu_load(x, src.type);
-        const float x1 = cu_load(x + half * src.nb[0], src.type);
-        const float x2 = cu_load(x + 2 * half * src.nb[0], src.type);
-        const float x3 = cu_load(x + 3 * half * src.nb[0], src.type);
-        cu_store(y, dst.type, x0 * c - x1 * s);
-        cu_store(y + half * dst.nb[0], dst.type, x0 * s + x1 * c);
-        cu_store(y + 2 * half * dst.nb[0], dst.type, x2 * cb - x3 * sb);
-        cu_store(y + 3 * half * dst.nb[0], dst.type, x2 * sb + x3 * cb);
     }
 }
 
@@ -162,7 +164,7 @@ bool ggml_cu_rope(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         const float m0 = powf(2.0f, -max_bias / h);
         const float m1 = powf(2.0f, -(max_bias / 2.0f) / h);
         const int64_t n = ggml_nelements(dst);
-        cu_alibi_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(dst), h, m0, m1, n);
+        CU_LAUNCH(cu_alibi_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(a), cu_make(dst), h, m0, m1, n);
         return CU_LAUNCH_OK();
     }
 
@@ -188,15 +190,15 @@ bool ggml_cu_rope(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const int32_t * pos = (const int32_t *) dst->src[1]->data;
     const int64_t nrows = ggml_nrows(a);
     if (p.mode & 4) {
-        const int64_t n = nrows * (a->ne[0] / 4);
-        if (n == 0) {
+        if (nrows == 0 || a->ne[0] / 4 == 0) {
             return true;
         }
-        cu_rope_glm_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(dst), pos, p, n);
+        CU_LAUNCH(cu_rope_glm_kernel, cu_blocks(nrows), CU_THREADS, 0, ctx.stream)(cu_make(a), cu_make(dst), pos, p,
+                                                                                   nrows);
         return CU_LAUNCH_OK();
     }
     const int64_t per_row = p.n_dims / 2 + (a->ne[0] > p.n_dims ? a->ne[0] - p.n_dims : 0);
     const int64_t n = nrows * per_row;
-    cu_rope_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(dst), pos, p, n);
+    CU_LAUNCH(cu_rope_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(a), cu_make(dst), pos, p, n);
     return CU_LAUNCH_OK();
 }

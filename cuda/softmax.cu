@@ -16,7 +16,7 @@ __device__ __forceinline__ float cu_softmax_exp(float x) {
 
 __global__ void cu_softmax_kernel(cu_t src, cu_t mask, bool has_mask, cu_t dst, float scale, bool use_shared,
                                   int64_t nrows) {
-    extern __shared__ float row[];
+    CU_DYNAMIC_SHARED(float, row);
     __shared__ float redf[32];
     __shared__ double redd[32];
     const int64_t ne0 = src.ne[0];
@@ -96,7 +96,7 @@ bool ggml_cu_softmax(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const size_t shmem = (size_t) a->ne[0] * sizeof(float);
     const bool use_shared = shmem <= CU_SOFTMAX_SHARED_MAX;
     cu_t m = mask != NULL ? cu_make(mask) : cu_make(a);
-    cu_softmax_kernel<<<cu_row_blocks(nrows), CU_SOFTMAX_THREADS, use_shared ? shmem : 0, ctx.stream>>>(
+    CU_LAUNCH(cu_softmax_kernel, cu_row_blocks(nrows), CU_SOFTMAX_THREADS, use_shared ? shmem : 0, ctx.stream)(
         cu_make(a), m, mask != NULL, cu_make(dst), scale, use_shared, nrows);
     return CU_LAUNCH_OK();
 }

@@ -54,14 +54,14 @@ bool ggml_cu_sumrows_supported(const ggml_tensor * dst) {
 bool ggml_cu_sumrows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     if (dst->op == GGML_OP_SUM) {
-        cu_sum_kernel<<<1, 1024, 0, ctx.stream>>>(cu_make(a), (char *) dst->data, (int) dst->type, ggml_nelements(a));
+        CU_LAUNCH(cu_sum_kernel, 1, 1024, 0, ctx.stream)(cu_make(a), (char *) dst->data, (int) dst->type, ggml_nelements(a));
         return CU_LAUNCH_OK();
     }
     const int64_t nrows = ggml_nrows(a);
     if (nrows == 0) {
         return true;
     }
-    cu_sumrows_kernel<<<cu_row_blocks(nrows), CU_SUM_THREADS, 0, ctx.stream>>>(cu_make(a), cu_make(dst),
+    CU_LAUNCH(cu_sumrows_kernel, cu_row_blocks(nrows), CU_SUM_THREADS, 0, ctx.stream)(cu_make(a), cu_make(dst),
                                                                               dst->op == GGML_OP_MEAN, nrows);
     return CU_LAUNCH_OK();
 }

@@ -94,6 +94,6 @@ bool ggml_cu_unary(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_unary_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst), kind, p0, p1, n);
+    CU_LAUNCH(cu_unary_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst), kind, p0, p1, n);
     return CU_LAUNCH_OK();
 }

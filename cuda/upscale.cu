@@ -26,7 +26,7 @@ bool ggml_cu_upscale(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    cu_upscale_kernel<<<cu_blocks(n), CU_THREADS, 0, ctx.stream>>>(cu_make(dst->src[0]), cu_make(dst),
+    CU_LAUNCH(cu_upscale_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst),
                                                                    ggml_x_get_op_params_i32(dst, 0), n);
     return CU_LAUNCH_OK();
 }

@@ -1654,6 +1654,7 @@ ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_back
     sched->galloc        = ggml_gallocr_new();
     sched->n_backends    = n_backends;
     bool ok = sched->hash_set.keys != NULL && sched->node_talloc != NULL && sched->node_copies != NULL && sched->galloc != NULL;
+    ggml_x_clear_error(); // a failing buffer type leaves its reason here
     for (int i = 0; ok && i < n_backends; i++) {
         sched->backends[i] = backends[i];
         sched->bufts[i]    = bufts != NULL ? bufts[i] : ggml_backend_get_default_buffer_type(backends[i]);
@@ -1661,7 +1662,10 @@ ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_back
         ok = sched->tallocs[i] != NULL;
     }
     if (!ok) {
-        bk_soft_error("ggml_backend_sched_new: failed to create the scheduler");
+        const char * cause = ggml_x_last_error();
+        const bool has_cause = cause != NULL && cause[0] != '\0';
+        bk_soft_error("ggml_backend_sched_new: failed to create the scheduler%s%s", has_cause ? ": " : "",
+                      has_cause ? cause : "");
         ggml_backend_sched_free(sched);
         return NULL;
     }

@@ -600,6 +600,7 @@ static void bad_op_params(void) {
     PROBE(ggml_pad(ctx, img, -1, 0, 0, 0) == NULL, "ggml_pad");
     PROBE(ggml_rope(ctx, x, pos4, 8, 0, 0) == NULL, "ggml_rope");
     PROBE(ggml_rope(ctx, x, pos, 9, 0, 0) == NULL, "ggml_rope");
+    PROBE(ggml_rope(ctx, x, pos, 8, 4, 0) == NULL, "ggml_rope"); // glm: x[i0 + 3 * 4] is past the row
     ctx_still_works(ctx);
     ggml_free(ctx);
 }

@@ -95,6 +95,10 @@ static struct ggml_tensor * x_rope(struct ggml_context * ctx, const char * fn, s
     GGML_X_CHECK(ctx, p->n_dims > 0, "%s: n_dims must be > 0 (got %d)", fn, p->n_dims);
     GGML_X_CHECK(ctx, (p->mode & 4) != 0 || p->n_dims <= a->ne[0],
                  "%s: n_dims (%d) > a->ne[0] (%" PRId64 ")", fn, p->n_dims, a->ne[0]);
+    // glm mode rotates x[i0 + k * n_dims/2], k < 4, for i0 < ne0/4: all of it must lie in the row
+    GGML_X_CHECK(ctx, (p->mode & 4) == 0 || a->ne[0] / 4 == 0 || a->ne[0] / 4 + 3 * (int64_t) (p->n_dims / 2) <= a->ne[0],
+                 "%s: glm mode with n_dims %d reaches past a->ne[0] (%" PRId64 "): need ne0/4 + 3*(n_dims/2) <= ne0",
+                 fn, p->n_dims, a->ne[0]);
     struct ggml_tensor * srcs[2] = { a, b };
     struct ggml_tensor * result = x_op_like(ctx, fn, GGML_OP_ROPE, a, inplace, 2, srcs);
     if (result == NULL) {

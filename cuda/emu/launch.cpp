@@ -1,0 +1,583 @@
+// launch.cpp - the kernel executor. Blocks run one after another on the OS thread that flushes
+// the stream; inside a block every CUDA thread is a coroutine with its own stack. The scheduler
+// runs every runnable thread until it blocks (at __syncthreads or a warp shuffle) or returns;
+// when none is runnable it releases complete warps waiting at a shuffle, then a complete
+// __syncthreads barrier, and aborts on divergent barriers, incomplete shuffles and deadlocks.
+//
+// Coroutine switch: a few instructions of assembly on x86-64 and aarch64 (callee-saved registers
+// and the stack pointer), ucontext elsewhere. Stacks are pooled: a thread that returns without
+// blocking hands its stack to the next one, so a barrier-free kernel touches a single stack.
+
+#include "emu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <vector>
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#define GGML_CUDA_EMU_UCONTEXT 1
+#endif
+
+#ifdef GGML_CUDA_EMU_UCONTEXT
+#include <ucontext.h>
+#endif
+
+namespace ggml_cuda_emu {
+
+__thread exec_state tls;
+
+} // namespace ggml_cuda_emu
+
+#ifndef GGML_CUDA_EMU_UCONTEXT
+// void ggml_cuda_emu_switch(void ** save_sp, void * new_sp): saves the callee-saved registers on
+// the current stack, stores the stack pointer in *save_sp, and resumes the context saved at new_sp
+extern "C" void ggml_cuda_emu_switch(void ** save_sp, void * new_sp);
+#if defined(__x86_64__)
+asm(R"(
+    .text
+    .p2align 4
+    .globl ggml_cuda_emu_switch
+    .hidden ggml_cuda_emu_switch
+    .type ggml_cuda_emu_switch, @function
+ggml_cuda_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size ggml_cuda_emu_switch, .-ggml_cuda_emu_switch
+)");
+#elif defined(__aarch64__)
+asm(R"(
+    .text
+    .p2align 4
+    .globl ggml_cuda_emu_switch
+    .hidden ggml_cuda_emu_switch
+    .type ggml_cuda_emu_switch, %function
+ggml_cuda_emu_switch:
+    sub sp, sp, #160
+    stp x19, x20, [sp, #0]
+    stp x21, x22, [sp, #16]
+    stp x23, x24, [sp, #32]
+    stp x25, x26, [sp, #48]
+    stp x27, x28, [sp, #64]
+    stp x29, x30, [sp, #80]
+    stp d8, d9, [sp, #96]
+    stp d10, d11, [sp, #112]
+    stp d12, d13, [sp, #128]
+    stp d14, d15, [sp, #144]
+    mov x2, sp
+    str x2, [x0]
+    mov sp, x1
+    ldp x19, x20, [sp, #0]
+    ldp x21, x22, [sp, #16]
+    ldp x23, x24, [sp, #32]
+    ldp x25, x26, [sp, #48]
+    ldp x27, x28, [sp, #64]
+    ldp x29, x30, [sp, #80]
+    ldp d8, d9, [sp, #96]
+    ldp d10, d11, [sp, #112]
+    ldp d12, d13, [sp, #128]
+    ldp d14, d15, [sp, #144]
+    add sp, sp, #160
+    ret
+    .size ggml_cuda_emu_switch, .-ggml_cuda_emu_switch
+)");
+#endif
+#endif
+
+namespace ggml_cuda_emu {
+
+namespace {
+
+constexpr size_t STACK_SIZE = 128 * 1024; // per CUDA thread, plus a guard page below
+
+enum thread_state { T_READY, T_BARRIER, T_SHFL, T_DONE };
+
+struct stack_rec {
+    char * map;   // guard page, then the stack
+    char * lo;    // lowest usable byte
+    char * hi;    // one past the highest
+};
+
+struct warp_t {
+    unsigned n_lanes;
+    unsigned n_shfl;
+    unsigned n_done;
+    uint32_t gen;
+    int      size[2];
+    uint64_t buf[2][32];
+};
+
+struct block_exec;
+
+} // namespace
+
+struct coroutine {
+    void *       sp;
+#ifdef GGML_CUDA_EMU_UCONTEXT
+    ucontext_t   uc;
+#endif
+    uint3        tid;
+    unsigned     lin, lane, warp;
+    int          state;
+    const char * file; // where it waits
+    int          line;
+    stack_rec *  stk;
+};
+
+namespace {
+
+struct block_exec {
+    const kernel_launch *  l = nullptr;
+    unsigned               nthreads = 0;
+    std::vector<coroutine> th;
+    std::vector<warp_t>    warps;
+    unsigned               n_done = 0, n_bar = 0;
+    void *                 sched_sp = nullptr;
+#ifdef GGML_CUDA_EMU_UCONTEXT
+    ucontext_t             sched_uc;
+#endif
+};
+
+// executor state: one kernel runs at a time (under the runtime lock)
+block_exec               g_block;
+std::vector<stack_rec *> g_free_stacks;
+std::vector<stack_rec *> g_all_stacks;
+bool                     g_reverse = false;
+bool                     g_env_read = false;
+
+struct dyn_region {
+    char * base; // MAX_SHARED_MEMORY bytes, then a guard page
+    size_t shmem;
+};
+std::vector<dyn_region *> g_dyn_regions;
+__thread dyn_region *     tls_dyn = nullptr;
+__thread char *           tls_dyn_ptr = nullptr;
+
+stack_rec * get_stack() {
+    if (!g_free_stacks.empty()) {
+        stack_rec * s = g_free_stacks.back();
+        g_free_stacks.pop_back();
+        return s;
+    }
+    const size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+    void * m = mmap(nullptr, STACK_SIZE + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+                    0);
+    if (m == MAP_FAILED) {
+        fatal("out of memory for CUDA thread stacks");
+    }
+    mprotect(m, pg, PROT_NONE);
+    stack_rec * s = new stack_rec;
+    s->map = (char *) m;
+    s->lo = (char *) m + pg;
+    s->hi = s->lo + STACK_SIZE;
+    g_all_stacks.push_back(s);
+    return s;
+}
+
+void put_stack(stack_rec * s) {
+    g_free_stacks.push_back(s);
+}
+
+void ensure_dyn_region() {
+    if (tls_dyn != nullptr) {
+        return;
+    }
+    const size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+    const size_t bytes = (MAX_SHARED_MEMORY + pg - 1) / pg * pg;
+    void * m = mmap(nullptr, bytes + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        fatal("out of memory for dynamic shared memory");
+    }
+    mprotect((char *) m + bytes, pg, PROT_NONE);
+    dyn_region * r = new dyn_region;
+    r->base = (char *) m + bytes - MAX_SHARED_MEMORY;
+    r->shmem = 0;
+    g_dyn_regions.push_back(r);
+    tls_dyn = r;
+}
+
+[[noreturn]] void thread_fatal(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void thread_fatal(const char * fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    const launch_config & c = g_block.l->cfg;
+    char th[128];
+    describe_thread(th, sizeof(th));
+    fatal("kernel %s (grid (%u, %u, %u), block (%u, %u, %u)) on device %d, %s: %s", c.name, c.grid.x, c.grid.y,
+          c.grid.z, c.block.x, c.block.y, c.block.z, g_block.l->device, th, msg);
+}
+
+[[noreturn]] void block_fatal(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void block_fatal(const char * fmt, ...) {
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    const launch_config & c = g_block.l->cfg;
+    fatal("kernel %s (grid (%u, %u, %u), block (%u, %u, %u)) on device %d, block (%u, %u, %u): %s", c.name, c.grid.x,
+          c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, g_block.l->device, tls.block_idx.x, tls.block_idx.y,
+          tls.block_idx.z, msg);
+}
+
+// the coroutine gives control back to the scheduler
+inline void yield_to_scheduler(coroutine * c) {
+#ifdef GGML_CUDA_EMU_UCONTEXT
+    swapcontext(&c->uc, &g_block.sched_uc);
+#else
+    ggml_cuda_emu_switch(&c->sp, g_block.sched_sp);
+#endif
+}
+
+void coroutine_main() {
+    g_block.l->k->run_thread();
+    coroutine * c = tls.cur;
+    c->state = T_DONE;
+    yield_to_scheduler(c);
+    fatal("internal error: a finished CUDA thread was resumed");
+}
+
+#ifndef GGML_CUDA_EMU_UCONTEXT
+void * initial_frame(stack_rec * s) {
+    uintptr_t top = (uintptr_t) s->hi & ~(uintptr_t) 15;
+#if defined(__x86_64__)
+    void ** f = (void **) (top - 64);
+    for (int i = 0; i < 8; i++) {
+        f[i] = nullptr; // r15, r14, r13, r12, rbx, rbp, return address, fake caller return address
+    }
+    f[6] = (void *) &coroutine_main;
+    return f;
+#else
+    void ** f = (void **) (top - 160);
+    memset(f, 0, 160);
+    f[11] = (void *) &coroutine_main; // x30
+    return f;
+#endif
+}
+#endif
+
+// run coroutine c (starting it when it has no stack yet) until it blocks or returns
+inline void run(coroutine * c) {
+    tls.cur = c;
+    tls.thread_idx = &c->tid;
+    if (c->stk == nullptr) {
+        c->stk = get_stack();
+#ifdef GGML_CUDA_EMU_UCONTEXT
+        getcontext(&c->uc);
+        c->uc.uc_stack.ss_sp = c->stk->lo;
+        c->uc.uc_stack.ss_size = STACK_SIZE;
+        c->uc.uc_link = nullptr;
+        makecontext(&c->uc, (void (*)()) coroutine_main, 0);
+#else
+        c->sp = initial_frame(c->stk);
+#endif
+    }
+#ifdef GGML_CUDA_EMU_UCONTEXT
+    swapcontext(&g_block.sched_uc, &c->uc);
+#else
+    ggml_cuda_emu_switch(&g_block.sched_sp, c->sp);
+#endif
+    tls.cur = nullptr;
+    tls.thread_idx = nullptr;
+    if (c->state == T_DONE) {
+        put_stack(c->stk);
+        c->stk = nullptr;
+        g_block.n_done++;
+        g_block.warps[c->warp].n_done++;
+    }
+}
+
+void release_warp(warp_t & w, unsigned wi) {
+    w.gen++;
+    w.n_shfl = 0;
+    const unsigned first = wi * 32;
+    for (unsigned i = first; i < first + w.n_lanes; i++) {
+        coroutine & c = g_block.th[i];
+        if (c.state == T_SHFL) {
+            c.state = T_READY;
+        }
+    }
+}
+
+// nothing is runnable: release what is complete, or diagnose
+void release_step() {
+    block_exec & b = g_block;
+    bool released = false;
+    for (unsigned wi = 0; wi < b.warps.size(); wi++) {
+        warp_t & w = b.warps[wi];
+        if (w.n_shfl == 0) {
+            continue;
+        }
+        if (w.n_shfl == w.n_lanes) {
+            release_warp(w, wi);
+            released = true;
+        } else if (w.n_shfl + w.n_done == w.n_lanes) {
+            const coroutine * c = nullptr;
+            for (unsigned i = wi * 32; i < wi * 32 + w.n_lanes && c == nullptr; i++) {
+                if (b.th[i].state == T_SHFL) {
+                    c = &b.th[i];
+                }
+            }
+            block_fatal("warp %u: %u lane(s) wait at __shfl_xor_sync (%s:%d) but %u lane(s) of the warp have exited "
+                        "(a full-mask shuffle needs every lane)",
+                        wi, w.n_shfl, c->file, c->line, w.n_done);
+        }
+    }
+    if (released) {
+        return;
+    }
+    const unsigned live = b.nthreads - b.n_done;
+    if (b.n_bar > 0 && b.n_bar == live) {
+        const coroutine * first = nullptr;
+        for (coroutine & c : b.th) {
+            if (c.state != T_BARRIER) {
+                continue;
+            }
+            if (first == nullptr) {
+                first = &c;
+            } else if (c.line != first->line || strcmp(c.file, first->file) != 0) {
+                block_fatal("divergent __syncthreads: thread (%u, %u, %u) waits at %s:%d, thread (%u, %u, %u) at %s:%d",
+                            first->tid.x, first->tid.y, first->tid.z, first->file, first->line, c.tid.x, c.tid.y,
+                            c.tid.z, c.file, c.line);
+            }
+        }
+        for (coroutine & c : b.th) {
+            if (c.state == T_BARRIER) {
+                c.state = T_READY;
+            }
+        }
+        b.n_bar = 0;
+        return;
+    }
+    // deadlock: describe the first blocked warp and barrier
+    char desc[1024];
+    size_t len = 0;
+    desc[0] = '\0';
+    for (unsigned wi = 0; wi < b.warps.size() && len < sizeof(desc) - 200; wi++) {
+        const warp_t & w = b.warps[wi];
+        unsigned n_bar = 0;
+        const coroutine * cs = nullptr;
+        const coroutine * cb = nullptr;
+        for (unsigned i = wi * 32; i < wi * 32 + w.n_lanes; i++) {
+            const coroutine & c = b.th[i];
+            if (c.state == T_BARRIER) {
+                n_bar++;
+                cb = cb ? cb : &c;
+            } else if (c.state == T_SHFL) {
+                cs = cs ? cs : &c;
+            }
+        }
+        if (cs != nullptr) {
+            len += (size_t) snprintf(desc + len, sizeof(desc) - len,
+                                     "warp %u: %u lane(s) at __shfl_xor_sync (%s:%d), %u at __syncthreads%s%s%s%d%s, "
+                                     "%u exited; ",
+                                     wi, w.n_shfl, cs->file, cs->line, n_bar, cb ? " (" : "", cb ? cb->file : "",
+                                     cb ? ":" : "", cb ? cb->line : 0, cb ? ")" : "", w.n_done);
+            if (len >= sizeof(desc)) {
+                len = sizeof(desc) - 1;
+            }
+        }
+    }
+    block_fatal("deadlock: no CUDA thread can proceed (%u at __syncthreads, %u exited of %u): %s", b.n_bar, b.n_done,
+                b.nthreads, desc);
+}
+
+void run_block() {
+    block_exec & b = g_block;
+    const unsigned n = b.nthreads;
+    b.n_done = 0;
+    b.n_bar = 0;
+    for (unsigned wi = 0; wi < b.warps.size(); wi++) {
+        warp_t & w = b.warps[wi];
+        w.n_lanes = n - wi * 32 < 32 ? n - wi * 32 : 32;
+        w.n_shfl = 0;
+        w.n_done = 0;
+        w.gen = 0;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        coroutine & c = b.th[i];
+        c.state = T_READY;
+        c.stk = nullptr;
+    }
+    for (;;) {
+        if (g_reverse) {
+            for (unsigned i = n; i-- > 0;) {
+                if (b.th[i].state == T_READY) {
+                    run(&b.th[i]);
+                }
+            }
+        } else {
+            for (unsigned i = 0; i < n; i++) {
+                if (b.th[i].state == T_READY) {
+                    run(&b.th[i]);
+                }
+            }
+        }
+        if (b.n_done == n) {
+            break;
+        }
+        release_step();
+    }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+void run_kernel(const kernel_launch & l) {
+    if (!g_env_read) {
+        g_env_read = true;
+        const char * s = getenv("GGML_CUDA_EMU_SCHEDULE");
+        g_reverse = s != nullptr && strcmp(s, "reverse") == 0;
+    }
+    ensure_fault_handler_on_this_thread();
+    ensure_dyn_region();
+    block_exec & b = g_block;
+    b.l = &l;
+    const dim3 bd = l.cfg.block, gd = l.cfg.grid;
+    b.nthreads = bd.x * bd.y * bd.z;
+    b.th.resize(b.nthreads);
+    b.warps.resize((b.nthreads + 31) / 32);
+    for (unsigned i = 0; i < b.nthreads; i++) {
+        coroutine & c = b.th[i];
+        c.lin = i;
+        c.tid = uint3{ i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y) };
+        c.lane = i % 32;
+        c.warp = i / 32;
+        c.file = "";
+        c.line = 0;
+    }
+    tls.block_dim = bd;
+    tls.grid_dim = gd;
+    const size_t dyn_bytes = (l.cfg.shmem + 15) / 16 * 16;
+    tls_dyn->shmem = l.cfg.shmem;
+    tls_dyn_ptr = tls_dyn->base + MAX_SHARED_MEMORY - dyn_bytes;
+    const uint64_t nblocks = (uint64_t) gd.x * gd.y * gd.z;
+    for (uint64_t k = 0; k < nblocks; k++) {
+        const uint64_t bk = g_reverse ? nblocks - 1 - k : k;
+        tls.block_idx = uint3{ (unsigned) (bk % gd.x), (unsigned) ((bk / gd.x) % gd.y), (unsigned) (bk / ((uint64_t) gd.x * gd.y)) };
+        if (dyn_bytes > 0) {
+            memset(tls_dyn_ptr, 0xff, dyn_bytes); // uninitialised shared memory reads as NaN
+        }
+        run_block();
+    }
+    tls.cur = nullptr;
+    b.l = nullptr;
+}
+
+void syncthreads(const char * file, int line) {
+    coroutine * c = tls.cur;
+    if (c == nullptr) {
+        not_in_kernel("__syncthreads");
+    }
+    c->state = T_BARRIER;
+    c->file = file;
+    c->line = line;
+    g_block.n_bar++;
+    yield_to_scheduler(c);
+}
+
+uint64_t shfl_xor(unsigned mask, uint64_t bits, int size, int lane_mask, int width, const char * file, int line) {
+    coroutine * c = tls.cur;
+    if (c == nullptr) {
+        not_in_kernel("__shfl_xor_sync");
+    }
+    warp_t & w = g_block.warps[c->warp];
+    if (mask != 0xffffffffu) {
+        thread_fatal("__shfl_xor_sync at %s:%d with mask 0x%08x: the emulator requires full-warp shuffles "
+                     "(mask 0xffffffff)",
+                     file, line, mask);
+    }
+    if (w.n_lanes != 32) {
+        thread_fatal("__shfl_xor_sync at %s:%d: warp %u has only %u lane(s) (block size %u is not a multiple of 32), "
+                     "mask 0xffffffff names missing lanes",
+                     file, line, c->warp, w.n_lanes, g_block.nthreads);
+    }
+    if (width < 1 || width > 32 || (width & (width - 1)) != 0) {
+        thread_fatal("__shfl_xor_sync at %s:%d: width %d is not a power of 2 in [1, 32]", file, line, width);
+    }
+    if (lane_mask < 0 || lane_mask > 31) {
+        thread_fatal("__shfl_xor_sync at %s:%d: laneMask %d is not in [0, 31]", file, line, lane_mask);
+    }
+    const unsigned slot = w.gen & 1u;
+    if (w.n_shfl == 0) {
+        w.size[slot] = size;
+    } else if (w.size[slot] != size) {
+        thread_fatal("__shfl_xor_sync at %s:%d: %d-byte value while other lanes of the warp shuffle %d-byte values "
+                     "(divergent shuffles)",
+                     file, line, size, w.size[slot]);
+    }
+    w.buf[slot][c->lane] = bits;
+    w.n_shfl++;
+    c->state = T_SHFL;
+    c->file = file;
+    c->line = line;
+    yield_to_scheduler(c);
+    const unsigned lane = c->lane;
+    const unsigned partner = lane ^ (unsigned) lane_mask;
+    if (partner / (unsigned) width > lane / (unsigned) width) {
+        return bits; // a later group of `width` lanes: own value
+    }
+    return w.buf[slot][partner];
+}
+
+void * dynamic_shared() {
+    if (tls.cur == nullptr) {
+        not_in_kernel("dynamic shared memory");
+    }
+    return tls_dyn_ptr;
+}
+
+void describe_thread(char * buf, size_t n) {
+    const coroutine * c = tls.cur;
+    if (c == nullptr) {
+        snprintf(buf, n, "block (%u, %u, %u)", tls.block_idx.x, tls.block_idx.y, tls.block_idx.z);
+        return;
+    }
+    snprintf(buf, n, "block (%u, %u, %u) thread (%u, %u, %u)", tls.block_idx.x, tls.block_idx.y, tls.block_idx.z,
+             c->tid.x, c->tid.y, c->tid.z);
+}
+
+const char * executor_region(uintptr_t a) {
+    static char msg[256];
+    const size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+    for (const stack_rec * s : g_all_stacks) {
+        if (a >= (uintptr_t) s->map && a < (uintptr_t) s->lo) {
+            snprintf(msg, sizeof(msg), "guard page below a CUDA thread's stack (stack overflow: %zu KiB per thread)",
+                     STACK_SIZE / 1024);
+            return msg;
+        }
+    }
+    for (const dyn_region * r : g_dyn_regions) {
+        const uintptr_t end = (uintptr_t) r->base + MAX_SHARED_MEMORY;
+        if (a >= end && a < end + pg) {
+            snprintf(msg, sizeof(msg), "past the end of the block's dynamic shared memory (%zu bytes at launch)",
+                     r->shmem);
+            return msg;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace ggml_cuda_emu
