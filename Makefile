@@ -292,13 +292,42 @@ cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
 	mkdir -p $(CUDA_BUILD)/gotest && \
-	CGO_LDFLAGS="-L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \
-	CGO_LDFLAGS="-L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \
+	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \
+	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \
 	echo "cuda-check: library, C device test and tagged Go test binaries built and linked ($$home)"
+
+# cuda-check-12: cuda-check with CUDA 12.x (Debian sid's 12.4, installed by
+# `cuda/install-toolkit.sh /opt/ggml-cuda-12 sid` without touching the system's apt sources; about
+# 1 GB of packages), in a build folder of its own so that build/cuda (11.8) is left alone. Not in
+# CI (the download and a second full nvcc build); run it when touching the CUDA code. The Go link
+# puts -L$(CUDA12_BUILD) before the -L.../build/cuda of cuda/link_nvidia.go; the library's
+# checksum goes into CGO_CFLAGS because Go's build cache does not look at linked archives.
+CUDA12_PREFIX ?= /opt/ggml-cuda-12
+CUDA12_SUITE  ?= sid
+CUDA12_BUILD  ?= $(BUILD)/cuda-12
+
+.PHONY: cuda-check-12
+cuda-check-12:
+	@[ -x "$(CUDA12_PREFIX)/bin/nvcc" ] || sh cuda/install-toolkit.sh "$(CUDA12_PREFIX)" "$(CUDA12_SUITE)"
+	@$(MAKE) --no-print-directory lib
+	@$(MAKE) --no-print-directory CUDA_HOME=$(CUDA12_PREFIX) CUDA_BUILD=$(CUDA12_BUILD) \
+		cuda $(CUDA12_BUILD)/bin/test-cuda $(CUDA12_BUILD)/bin/bench-cuda
+	@b=$(abspath $(CUDA12_BUILD)); mkdir -p $$b/gotest && \
+	stamp=$$(cksum < $$b/libggml-cuda.a | cut -d' ' -f1) && \
+	export CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_STAMP=$$stamp" && \
+	export CGO_LDFLAGS="-L$$b -L$(CUDA12_PREFIX)/lib64 -L$(CUDA12_PREFIX)/lib64/stubs" && \
+	$(GO) test -tags cuda -c -o $$b/gotest/ggml.test . && \
+	$(GO) test -tags cuda -c -o $$b/gotest/cuda.test ./cuda/ && \
+	echo "cuda-check-12: library, C device test and tagged Go test binaries built and linked ($(CUDA12_PREFIX), $$($(CUDA12_PREFIX)/bin/nvcc --version | sed -n 's/.*release \([0-9.]*\),.*/CUDA \1/p'))"
 
 .PHONY: cuda-home
 cuda-home:
 	@echo $(CUDA_HOME)
+
+# the public conformance suite computed on CUDA0 (a GPU) against the reference outputs
+.PHONY: conformance-cuda
+conformance-cuda: lib cuda
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH sh build/conformance-cuda.sh $(CUDA_BUILD)/libggml-cuda.a "$(CUDA_LDLIBS)" $(CONFORMANCE)
 
 test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/test-cuda
@@ -322,6 +351,14 @@ include cuda/emu/emu.mk
 $(CUDA_EMU_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_EMU_LIB) $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(CUDA_EMU_LIB) $(BUILD)/libggml.a $(CUDA_EMU_LDLIBS) -o $@
+
+# the public conformance suite computed on (emulated) CUDA0 against the reference outputs
+.PHONY: conformance-cuda-emu
+# (twice: threads and blocks in order, then in reverse order)
+conformance-cuda-emu: lib $(CUDA_EMU_LIB)
+	GGML_CUDA_EMU_QUIET=1 sh build/conformance-cuda.sh $(CUDA_EMU_LIB) "$(CUDA_EMU_LDLIBS)" $(CONFORMANCE)
+	GGML_CUDA_EMU_QUIET=1 GGML_CUDA_EMU_SCHEDULE=reverse \
+		sh build/conformance-cuda.sh $(CUDA_EMU_LIB) "$(CUDA_EMU_LDLIBS)" $(CONFORMANCE)
 
 # the library's checksum goes into CGO_CFLAGS: Go's build cache does not look at linked archives
 test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUILD)/bin/test-cuda

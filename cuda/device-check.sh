@@ -5,9 +5,9 @@
 #   run(command="bash cuda/device-check.sh", carry=["build/cuda/devtools"], timeout_s=540)
 #
 # It prints the environment (nvidia-smi -L, nvcc --version, where cudart/cuBLAS live), builds
-# the library for sm_90 only (fast), runs `make test-cuda` (C device test + tagged Go tests) and
-# `make bench-cuda`, and writes every log to $OUT (default build/cuda/out). Exit status: that of
-# make test-cuda.
+# the library for sm_90 only (fast), runs `make test-cuda` (C device test + tagged Go tests), the
+# public conformance suite on CUDA0 (build/conformance-cuda.sh) and `make bench-cuda`, and writes
+# every log to $OUT (default build/cuda/out). Exit status: non-zero when a test failed.
 #
 # The device has nvcc but probably no Go toolchain. Prepare, on this (CPU) machine, an ignored
 # folder build/cuda/devtools/ (ignored through /build/cuda/ in .gitignore) and name it in
@@ -101,6 +101,23 @@ if [ "$have_go" = 1 ]; then
     tail -30 "$OUT/go-test.log"
     echo "go test exit status: $gstatus"
     [ "$gstatus" = 0 ] || status=1
+fi
+
+section "conformance suite on CUDA0"
+conf=""
+for d in ../shared/conformance shared/conformance; do
+    [ -x "$d/run" ] && { conf=$d; break; }
+done
+if [ -n "$conf" ] && [ "$have_go" = 1 ]; then
+    sh build/conformance-cuda.sh build/cuda/libggml-cuda.a \
+        "-L$CUDA_HOME/lib64 -L$CUDA_HOME/lib64/stubs -lcublas -lcudart -lcuda -lstdc++ -lm -ldl -lrt -pthread" \
+        "$conf" >"$OUT/conformance-cuda.log" 2>&1
+    cstatus=$?
+    grep -v '^  ' "$OUT/conformance-cuda.log" | tail -20
+    echo "conformance-cuda exit status: $cstatus"
+    [ "$cstatus" = 0 ] || status=1
+else
+    echo "conformance suite not present or no Go toolchain: skipped"
 fi
 
 section "benchmarks"

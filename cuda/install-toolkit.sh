@@ -16,8 +16,9 @@
 # apt-get from bookworm main.
 # Any other SUITE (trixie, sid, experimental): the system's apt sources are left alone; the
 # suite's main and non-free indexes are fetched into a private apt state directory (a temp dir,
-# removed on exit) and only `apt-get download` uses it. nvcc 12.x accepts g++ up to 13, so bookworm's g++-12 (its
-# default g++) is the host compiler; it is installed from the system's sources when missing.
+# removed on exit) and only `apt-get download` uses it. nvcc 12.x accepts g++ up to 13, so
+# bookworm's g++-12 (its default g++) is the host compiler; it is installed from the system's
+# sources when missing.
 #
 # Usage: cuda/install-toolkit.sh [PREFIX [SUITE]]
 #   PREFIX default: /opt/ggml-cuda-11.8 for bookworm, /opt/ggml-cuda-12 otherwise ("" = default);
