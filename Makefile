@@ -294,6 +294,7 @@ cuda-check: cuda-toolkit
 	mkdir -p $(CUDA_BUILD)/gotest && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \
+	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) build -tags cuda -o $(CUDA_BUILD)/gotest/ggml-demo ./cmd/ggml-demo && \
 	echo "cuda-check: library, C device test and tagged Go test binaries built and linked ($$home)"
 
 # cuda-check-12: cuda-check with CUDA 12.x (Debian sid's 12.4, installed by
@@ -332,7 +333,7 @@ conformance-cuda: lib cuda
 test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -run CUDA -v .
-	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -v ./cuda/
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -v ./cuda/ ./cmd/ggml-demo/
 
 # CUDA host emulator (cuda/emu): the same cuda/*.cu compiled as C++ (-DGGML_CUDA_EMU) and run on
 # the CPU by an emulator of the CUDA runtime, kernels (coroutine threads, barriers, warp
@@ -367,7 +368,7 @@ test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUI
 	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=reverse ./$(CUDA_EMU_BUILD)/bin/test-cuda
 	stamp=$$(cksum < $(CUDA_EMU_LIB) | cut -d' ' -f1); \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 -run CUDA . && \
-	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
+	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/
 
 # ---------------------------------------------------------------------------------------------
 # Reliability gates: sanitizers, valgrind, a second compiler

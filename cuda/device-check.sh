@@ -96,7 +96,7 @@ echo "test-cuda exit status: $status"
 if [ "$have_go" = 1 ]; then
     section "Go tests (-tags cuda)"
     export CGO_LDFLAGS="-L$CUDA_HOME/lib64 -L$CUDA_HOME/lib64/stubs"
-    { go test -tags cuda -count=1 -run CUDA -v . && go test -tags cuda -count=1 -v ./cuda/; } >"$OUT/go-test.log" 2>&1
+    { go test -tags cuda -count=1 -run CUDA -v . && go test -tags cuda -count=1 -v ./cuda/ ./cmd/ggml-demo/; } >"$OUT/go-test.log" 2>&1
     gstatus=$?
     tail -30 "$OUT/go-test.log"
     echo "go test exit status: $gstatus"

@@ -10,20 +10,30 @@
 // the scheduler's splits and the bytes moved, and a checksum of the output verified against a
 // pure-Go float64 reference of the same model. It exits with status 1 when they disagree.
 //
+// With -backend NAME (a registered backend other than the CPU, e.g. CUDA0 in a build with
+// -tags cuda) the weights are copied from the mapping into a buffer of that backend's memory,
+// and the scheduler runs over [NAME, CPU]: the ops NAME rejects fall back to the CPU, whose
+// buffer is still the tracing one. The per-op table then shows the backend of each op, and the
+// check allows for the TF32 matrix products of cuBLAS (see gpuTolerance).
+//
 // Usage:
 //
-//	go run ./cmd/ggml-demo [-threads N] [-reps N] [-trace]
+//	go run ./cmd/ggml-demo [-backend CPU|NAME] [-threads N] [-reps N] [-trace]
+//	go run -tags cuda ./cmd/ggml-demo -backend CUDA0
 package main
 
 import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -246,25 +256,136 @@ func checksum[T float32 | float64](v []T) float64 {
 	return s
 }
 
+// Tolerances of the check against the float64 reference: the largest difference of an output
+// element relative to 1+|reference| must stay below it, and the checksum within a tenth of it
+// (times 1+|checksum| and the number of elements). The CPU computes in float32; GPU backends
+// get more room because cuBLAS runs F32 matrix products in TF32 (10-bit mantissa), which moves
+// the output by about 1e-3.
+const (
+	cpuTolerance = 1e-3
+	gpuTolerance = 1e-2
+)
+
+// cudaBuild is set by cuda.go in builds with -tags cuda (which register the CUDA devices).
+var cudaBuild bool
+
+// options are the demo's settings (the command-line flags).
+type options struct {
+	backend string    // "CPU", or the registry name of the backend to run on (CUDA0, ...)
+	threads int       // CPU threads
+	reps    int       // repetitions of each node for the per-op timing
+	trace   bool      // log every traced buffer call to stderr
+	cpuOps  []ggml.Op // (tests) ops assigned to the CPU, as if the other backend rejected them
+}
+
 func main() {
-	threads := flag.Int("threads", min(runtime.NumCPU(), 4), "CPU threads")
-	reps := flag.Int("reps", 20, "repetitions of each node for the per-op timing")
-	trace := flag.Bool("trace", false, "log every traced buffer call to stderr")
+	var o options
+	flag.StringVar(&o.backend, "backend", "CPU", "backend to run on: CPU, or a registered backend such as CUDA0 (builds with -tags cuda); the CPU computes the ops it rejects")
+	flag.IntVar(&o.threads, "threads", min(runtime.NumCPU(), 4), "CPU threads")
+	flag.IntVar(&o.reps, "reps", 20, "repetitions of each node for the per-op timing")
+	flag.BoolVar(&o.trace, "trace", false, "log every traced buffer call to stderr")
 	flag.Parse()
-	if err := run(*threads, *reps, *trace); err != nil {
+	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "ggml-demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(threads, reps int, trace bool) error {
+// initBackend initialises the registered backend name (a registry name, optionally followed by
+// ":params"), explaining what is registered when it is not.
+func initBackend(name string) (*ggml.Backend, error) {
+	reg, _, _ := strings.Cut(name, ":")
+	if ggml.BackendIndex(reg) < 0 {
+		hint := "CUDA backends (CUDA0, ...) exist only in builds with -tags cuda " +
+			"(go run -tags cuda ./cmd/ggml-demo -backend CUDA0)"
+		if cudaBuild {
+			hint = "this build has the CUDA backend (-tags cuda), which registers one backend " +
+				"CUDA<i> per device found: is there a CUDA device?"
+		}
+		return nil, fmt.Errorf("backend %q is not registered (registered: %s); %s",
+			name, strings.Join(ggml.Backends(), ", "), hint)
+	}
+	return ggml.InitBackend(name)
+}
+
+// isViewOp reports whether op only describes memory (nothing is computed).
+func isViewOp(op ggml.Op) bool {
+	return op == ggml.OpNone || op == ggml.OpView || op == ggml.OpReshape || op == ggml.OpPermute || op == ggml.OpTranspose
+}
+
+// usableBy reports whether t's memory is in a buffer backend b can compute on.
+func usableBy(t *ggml.Tensor, b *ggml.Backend) bool {
+	buf := t.Buffer()
+	if buf == nil && t.ViewSrc() != nil {
+		buf = t.ViewSrc().Buffer()
+	}
+	return buf != nil && buf.Type().SupportsBackend(b)
+}
+
+// split is a run of consecutive graph nodes computed by one backend.
+type split struct {
+	backend     string
+	first, last int // node indices
+}
+
+// splitsOf returns the splits of g from the scheduler's node assignments, cut as the scheduler
+// cuts the graph: a new split starts at each computing node whose backend differs from the
+// previous one's; view nodes stay in the split they are in (leading ones in the first).
+func splitsOf(g *ggml.Graph, sched *ggml.Scheduler) []split {
+	var out []split
+	for i := 0; i < g.Len(); i++ {
+		node := g.Node(i)
+		if isViewOp(node.Op()) {
+			continue
+		}
+		name := "?"
+		if b := sched.NodeBackend(node); b != nil {
+			name = b.Name()
+		}
+		if len(out) == 0 || name != out[len(out)-1].backend {
+			if len(out) > 0 {
+				out[len(out)-1].last = i - 1
+			}
+			out = append(out, split{backend: name, first: i})
+		}
+	}
+	if len(out) > 0 {
+		out[0].first = 0
+		out[len(out)-1].last = g.Len() - 1
+	}
+	return out
+}
+
+func run(w io.Writer, o options) error {
 	if err := ggml.Available(); err != nil {
 		return err
 	}
-	fmt.Printf("ggml-demo: %d-layer transformer, %d-dim embeddings, %d heads, %d tokens, %d CPU threads\n",
-		nLayer, nEmbd, nHead, nTok, threads)
+	if o.backend == "" {
+		o.backend = "CPU"
+	}
+	onCPU := o.backend == "CPU"
+	cpu, err := ggml.NewCPU(ggml.WithThreads(o.threads))
+	if err != nil {
+		return err
+	}
+	defer cpu.Close()
+	var dev *ggml.Backend // the backend asked for when it is not the CPU
+	if !onCPU {
+		if dev, err = initBackend(o.backend); err != nil {
+			return err
+		}
+		defer dev.Close()
+	}
 
-	// weights: written to a file, then mapped (zero-copy) and placed at their file offsets
+	fmt.Fprintf(w, "ggml-demo: %d-layer transformer, %d-dim embeddings, %d heads, %d tokens, %d CPU threads",
+		nLayer, nEmbd, nHead, nTok, o.threads)
+	if !onCPU {
+		fmt.Fprintf(w, ", backend %s (the CPU computes the ops it rejects)", o.backend)
+	}
+	fmt.Fprintln(w)
+
+	// weights: written to a file, then mapped (zero-copy) and placed at their file offsets; on
+	// another backend, copied from the mapping into a buffer of that backend's memory
 	m := newModel()
 	dir, err := os.MkdirTemp("", "ggml-demo")
 	if err != nil {
@@ -286,20 +407,43 @@ func run(threads, reps int, trace bool) error {
 		return err
 	}
 	defer wctx.Close()
-	for _, w := range m.weights {
-		w.t = wctx.NewTensor(ggml.TypeF32, w.ne...).SetName(w.name)
-		if err := wbuf.PlaceTensor(w.t, w.off); err != nil {
+	for _, wt := range m.weights {
+		wt.t = wctx.NewTensor(ggml.TypeF32, wt.ne...).SetName(wt.name)
+	}
+	weightsDesc := ""
+	if dev == nil {
+		for _, wt := range m.weights {
+			if err := wbuf.PlaceTensor(wt.t, wt.off); err != nil {
+				return err
+			}
+		}
+		weightsDesc = fmt.Sprintf("(zero-copy, %s buffer)", wbuf.Name())
+	} else {
+		dbuf, err := ggml.AllocContextTensorsFromBufferType(wctx, dev.DefaultBufferType())
+		if err != nil {
 			return err
 		}
+		defer dbuf.Close()
+		dbuf.SetUsage(ggml.BufferUsageWeights) // the scheduler runs the ops using them on dev
+		fctx, err := ggml.NewContext(ggml.Params{NoAlloc: true})
+		if err != nil {
+			return err
+		}
+		defer fctx.Close()
+		for _, wt := range m.weights {
+			ft := fctx.NewTensor(ggml.TypeF32, wt.ne...).SetName(wt.name)
+			if err := wbuf.PlaceTensor(ft, wt.off); err != nil {
+				return err
+			}
+			if err := ggml.CopyTensor(ft, wt.t); err != nil {
+				return err
+			}
+		}
+		weightsDesc = fmt.Sprintf("(%s buffer), copied to a %d-byte %s buffer", wbuf.Name(), dbuf.Size(), dbuf.Name())
 	}
 
-	cpu, err := ggml.NewCPU(ggml.WithThreads(threads))
-	if err != nil {
-		return err
-	}
-	defer cpu.Close()
 	var opts []ggml.TraceOption
-	if trace {
+	if o.trace {
 		opts = append(opts, ggml.WithTraceLog(os.Stderr))
 	}
 	traced, err := ggml.NewTracingBufferType(cpu.DefaultBufferType(), opts...)
@@ -307,7 +451,12 @@ func run(threads, reps int, trace bool) error {
 		return err
 	}
 	defer traced.Close()
-	sched, err := ggml.NewScheduler([]*ggml.Backend{cpu}, []*ggml.BufferType{traced.BufferType}, 1024)
+	backends, bufts := []*ggml.Backend{cpu}, []*ggml.BufferType{traced.BufferType}
+	if dev != nil {
+		// dev first (priority), its own memory for the intermediate tensors; the CPU after it
+		backends, bufts = []*ggml.Backend{dev, cpu}, []*ggml.BufferType{nil, traced.BufferType}
+	}
+	sched, err := ggml.NewScheduler(backends, bufts, 1024)
 	if err != nil {
 		return err
 	}
@@ -320,10 +469,19 @@ func run(threads, reps int, trace bool) error {
 	defer ctx.Close()
 	g, x, out := m.build(ctx)
 
+	// the input lives in the CPU's (traced) buffer; on another backend the scheduler copies it
 	xv := input()
+	pin := func() {
+		for i := 0; dev != nil && i < g.Len(); i++ {
+			if node := g.Node(i); slices.Contains(o.cpuOps, node.Op()) {
+				sched.SetNodeBackend(node, cpu)
+			}
+		}
+	}
 	if err := sched.Allocator(cpu).Alloc(x); err != nil {
 		return err
 	}
+	pin()
 	if err := sched.InitMeasure(g); err != nil {
 		return err
 	}
@@ -331,6 +489,7 @@ func run(threads, reps int, trace bool) error {
 	if err := sched.Allocator(cpu).Alloc(x); err != nil {
 		return err
 	}
+	pin()
 	if err := x.SetFloat32(xv); err != nil {
 		return err
 	}
@@ -345,54 +504,111 @@ func run(threads, reps int, trace bool) error {
 	}
 	stats := traced.Stats()
 
-	// per-op times: every node computed alone (a one-node view of the graph), reps times; the
-	// values are no longer meaningful (the scheduler reuses memory), only the times are
+	// per-op times: every node computed alone (a one-node view of the graph) on the backend the
+	// scheduler gave it, reps times; the values are no longer meaningful (the scheduler reuses
+	// memory), only the times are. A node with an operand in another backend's memory (the
+	// scheduler copied it at the start of the split) is not timed.
 	type opTime struct {
-		n     int
-		total time.Duration
+		op, backend string
+		n, untimed  int
+		total       time.Duration
 	}
 	times := map[string]*opTime{}
+	untimed := 0
 	for i := 0; i < g.Len(); i++ {
 		node := g.Node(i)
-		name := node.OpDesc()
-		ot := times[name]
+		b := sched.NodeBackend(node)
+		if b == nil {
+			b = cpu
+		}
+		key := node.OpDesc()
+		if dev != nil {
+			key += "\x00" + b.Name()
+		}
+		ot := times[key]
 		if ot == nil {
-			ot = &opTime{}
-			times[name] = ot
+			ot = &opTime{op: node.OpDesc(), backend: b.Name()}
+			times[key] = ot
 		}
 		ot.n++
+		if !isViewOp(node.Op()) {
+			ok := usableBy(node, b)
+			for j := 0; ok && node.Src(j) != nil; j++ {
+				ok = usableBy(node.Src(j), b)
+			}
+			if !ok {
+				ot.untimed++
+				untimed++
+				continue
+			}
+		}
 		view := g.View(i, i+1)
 		t0 := time.Now()
-		for r := 0; r < reps; r++ {
-			if err := cpu.Compute(view); err != nil {
+		for r := 0; r < o.reps; r++ {
+			if err := b.Compute(view); err != nil {
 				return err
 			}
 		}
-		ot.total += time.Since(t0) / time.Duration(max(reps, 1))
+		b.Synchronize()
+		ot.total += time.Since(t0) / time.Duration(max(o.reps, 1))
 	}
-	names := make([]string, 0, len(times))
+	keys := make([]string, 0, len(times))
 	var sum time.Duration
-	for n, ot := range times {
-		names = append(names, n)
+	for k, ot := range times {
+		keys = append(keys, k)
 		sum += ot.total
 	}
-	sort.Slice(names, func(i, j int) bool { return times[names[i]].total > times[names[j]].total })
-	fmt.Println()
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "op\tnodes\ttime (µs)\tshare\t")
-	for _, n := range names {
-		ot := times[n]
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f%%\t\n", n, ot.n, float64(ot.total.Nanoseconds())/1e3, 100*float64(ot.total)/float64(max(sum, 1)))
+	sort.Slice(keys, func(i, j int) bool {
+		if a, b := times[keys[i]].total, times[keys[j]].total; a != b {
+			return a > b
+		}
+		return keys[i] < keys[j]
+	})
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if dev == nil {
+		fmt.Fprintln(tw, "op\tnodes\ttime (µs)\tshare\t")
+	} else {
+		fmt.Fprintln(tw, "op\tbackend\tnodes\ttime (µs)\tshare\t")
 	}
-	fmt.Fprintf(tw, "total\t%d\t%.1f\t\t\n", g.Len(), float64(sum.Nanoseconds())/1e3)
+	for _, k := range keys {
+		ot := times[k]
+		name := ot.op
+		if ot.untimed > 0 {
+			name += fmt.Sprintf(" (%d untimed)", ot.untimed)
+		}
+		if dev != nil {
+			name += "\t" + ot.backend
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f%%\t\n", name, ot.n, float64(ot.total.Nanoseconds())/1e3, 100*float64(ot.total)/float64(max(sum, 1)))
+	}
+	if dev == nil {
+		fmt.Fprintf(tw, "total\t%d\t%.1f\t\t\n", g.Len(), float64(sum.Nanoseconds())/1e3)
+	} else {
+		fmt.Fprintf(tw, "total\t\t%d\t%.1f\t\t\n", g.Len(), float64(sum.Nanoseconds())/1e3)
+	}
 	tw.Flush()
+	if untimed > 0 {
+		fmt.Fprintf(w, "(untimed: %d node(s) with an operand in another backend's memory, copied by the scheduler)\n", untimed)
+	}
 
-	fmt.Println()
-	fmt.Printf("graph: %d nodes, %d leaves; scheduler: %d split(s) on %s; one compute: %v\n",
-		g.Len(), g.NumLeafs(), sched.NumSplits(), cpu.Name(), elapsed.Round(time.Microsecond))
-	fmt.Printf("weights: %d tensors, %d bytes mapped from %s (zero-copy, %s buffer)\n",
-		len(m.weights), size, filepath.Base(path), wbuf.Name())
-	fmt.Printf("bytes moved through %s: %d written in %d call(s), %d read in %d call(s), %d copied in %d call(s)\n",
+	fmt.Fprintln(w)
+	splits := splitsOf(g, sched)
+	var where string
+	if len(splits) == 1 {
+		where = "on " + splits[0].backend
+	} else {
+		parts := make([]string, len(splits))
+		for i, s := range splits {
+			parts[i] = fmt.Sprintf("%s [nodes %d-%d]", s.backend, s.first, s.last)
+		}
+		where = strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "graph: %d nodes, %d leaves; scheduler: %d split(s) %s; one compute: %v\n",
+		g.Len(), g.NumLeafs(), sched.NumSplits(), where, elapsed.Round(time.Microsecond))
+	fmt.Fprintf(w, "weights: %d tensors, %d bytes mapped from %s %s\n",
+		len(m.weights), size, filepath.Base(path), weightsDesc)
+	fmt.Fprintf(w, "bytes moved through %s: %d written in %d call(s), %d read in %d call(s), %d copied in %d call(s)\n",
 		traced.Name(), stats.SetBytes, stats.Sets, stats.GetBytes, stats.Gets, stats.CopyBytes, stats.Copies)
 
 	ref := m.reference(xv)
@@ -400,13 +616,21 @@ func run(threads, reps int, trace bool) error {
 	for i := range ref {
 		worst = math.Max(worst, math.Abs(ref[i]-float64(got[i]))/(1+math.Abs(ref[i])))
 	}
+	tol := cpuTolerance
+	if dev != nil {
+		tol = gpuTolerance
+	}
 	cs, rs := checksum(got), checksum(ref)
-	ok := worst < 1e-3 && math.Abs(cs-rs) <= 1e-4*(1+math.Abs(rs))*float64(len(ref))
+	ok := worst < tol && math.Abs(cs-rs) <= tol/10*(1+math.Abs(rs))*float64(len(ref))
 	status := "ok"
 	if !ok {
 		status = "MISMATCH"
 	}
-	fmt.Printf("checksum %.6f, pure-Go reference %.6f, largest relative difference %.2g: %s\n", cs, rs, worst, status)
+	fmt.Fprintf(w, "checksum %.6f, pure-Go reference %.6f, largest relative difference %.2g", cs, rs, worst)
+	if dev != nil {
+		fmt.Fprintf(w, " (tolerance %g)", tol)
+	}
+	fmt.Fprintf(w, ": %s\n", status)
 	if !ok {
 		return fmt.Errorf("output differs from the reference")
 	}
