@@ -368,7 +368,8 @@ test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUI
 	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=reverse ./$(CUDA_EMU_BUILD)/bin/test-cuda
 	stamp=$$(cksum < $(CUDA_EMU_LIB) | cut -d' ' -f1); \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 -run CUDA . && \
-	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/
+	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/ && \
+	GGML_CUDA_EMU_DEVICES=2 CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
 
 # ---------------------------------------------------------------------------------------------
 # Reliability gates: sanitizers, valgrind, a second compiler

@@ -2,7 +2,10 @@
 
 package ggml
 
-import "io"
+import (
+	"io"
+	"unsafe"
+)
 
 // Without cgo the extensibility API (Go buffer types, custom ops, the scheduler, graph copies)
 // exists so that code mentioning it compiles; every constructor returns ErrNoCgo.
@@ -97,3 +100,9 @@ func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) b
 
 // LiveHandles returns 0 without cgo.
 func LiveHandles() int { return 0 }
+
+// WrapBackend fails with ErrNoCgo.
+func WrapBackend(unsafe.Pointer) (*Backend, error) { return nil, ErrNoCgo }
+
+// WrapBufferType returns nil: there are no C buffer types without cgo.
+func WrapBufferType(unsafe.Pointer) *BufferType { return nil }
