@@ -25,8 +25,9 @@ GGML_API GGML_CALL bool ggml_backend_is_cuda(ggml_backend_t backend);
 // device memory of one device
 GGML_API GGML_CALL ggml_backend_buffer_type_t ggml_backend_cuda_buffer_type(int device);
 
-// rows split across devices: tensor_split[i] is the share of device i (GGML_CUDA_MAX_DEVICES
-// entries, normalised; NULL or all zero: in proportion to device memory)
+// rows split across devices: tensor_split[i] is the share of device i (one entry per device is
+// read, so an array of GGML_CUDA_MAX_DEVICES entries always suffices; normalised; NULL or all
+// zero: in proportion to device memory)
 GGML_API GGML_CALL ggml_backend_buffer_type_t ggml_backend_cuda_split_buffer_type(const float * tensor_split);
 
 // pinned host memory, faster to copy to and from the devices; the CPU backend computes on it
