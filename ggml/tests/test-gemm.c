@@ -5,6 +5,7 @@
 
 #include "ggml.h"
 #include "ggml-impl.h"
+#include "ggml-quants.h"
 #include "cpu/gemm.h"
 
 #include "test-util.h"
@@ -217,6 +218,102 @@ static void test_gemm_quantized(void) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// the int8 matrix-vector kernels (qgemv_*) of every level this CPU runs, called directly: odd
+// block counts (partial groups of the prepared layouts), weight rows of random bytes (every
+// nibble and byte value, Q8_0 -128 included) and rows at the int16 limits (all nibbles 15 or all
+// bytes -128 against activations that quantize to +-127), against the reference dot product of
+// the activations quantized as vec_dot does
+
+// a weight row of nblk blocks: pattern 0 random bytes, 1 all 0xff, 2 all 0x80; then sane scales
+static void qgemv_weights(enum ggml_type t, uint8_t * w, int nblk, int pattern) {
+    const size_t bs = ggml_type_size(t);
+    for (size_t i = 0; i < bs * (size_t) nblk; i++) {
+        w[i] = pattern == 1 ? 0xff : pattern == 2 ? 0x80 : (uint8_t) (rnd() * 128.0f + 128.0f);
+    }
+    for (int b = 0; b < nblk; b++) {
+        ggml_fp16_t d[2] = { ggml_fp32_to_fp16(0.01f + 0.05f * fabsf(rnd())), ggml_fp32_to_fp16(0.01f + 0.05f * fabsf(rnd())) };
+        memcpy(w + (size_t) b * bs, d, t == GGML_TYPE_Q4_K ? 2 * sizeof(ggml_fp16_t) : sizeof(ggml_fp16_t));
+    }
+}
+
+static void test_qgemv_kernels(void) {
+    static const int nblk32[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 24, 31, 33, 128 };
+    static const int nblk256[] = { 1, 2, 3, 5, 16 };
+    const enum ggml_type types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K };
+    int checked = 0;
+    for (size_t li = 0; li < sizeof(k_levels) / sizeof(k_levels[0]); li++) {
+        struct ggml_x_gemm_kernels kr;
+        if (!ggml_x_gemm_kernels_for_level(k_levels[li], &kr)) {
+            continue;
+        }
+#if defined(__x86_64__)
+        T_CHECK_MSG(kr.qgemv_prep_size != NULL || k_levels[li] == GGML_X_CPU_SCALAR,
+                    "level %s has no matrix-vector kernels", ggml_x_cpu_level_name(k_levels[li]));
+#endif
+        if (kr.qgemv_prep_size == NULL) {
+            continue;
+        }
+        for (int ti = 0; ti < 3; ti++) {
+            const enum ggml_type t = types[ti];
+            const bool kq = t == GGML_TYPE_Q4_K;
+            const enum ggml_type vd = kq ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
+            ggml_from_float_t prep = t == GGML_TYPE_Q4_0 ? kr.qgemv_prep_q4_0 : t == GGML_TYPE_Q8_0 ? kr.qgemv_prep_q8_0 : kr.qgemv_prep_q4_K;
+            ggml_vec_dot_t dot = t == GGML_TYPE_Q4_0 ? kr.qgemv_q4_0 : t == GGML_TYPE_Q8_0 ? kr.qgemv_q8_0 : kr.qgemv_q4_K;
+            ggml_vec_dot_t ref = t == GGML_TYPE_Q4_0 ? ggml_x_vec_dot_q4_0_q8_0_ref
+                               : t == GGML_TYPE_Q8_0 ? ggml_x_vec_dot_q8_0_q8_0_ref : ggml_x_vec_dot_q4_K_q8_K_ref;
+            T_CHECK(prep != NULL && dot != NULL);
+            if (prep == NULL || dot == NULL) {
+                continue;
+            }
+            const int nsizes = kq ? (int) (sizeof(nblk256) / sizeof(nblk256[0])) : (int) (sizeof(nblk32) / sizeof(nblk32[0]));
+            for (int si = 0; si < nsizes; si++) {
+                const int nblk = kq ? nblk256[si] : nblk32[si];
+                const int k = nblk * (kq ? QK_K : QK8_0);
+                uint8_t * w = malloc(ggml_row_size(t, k));
+                float * x = malloc(sizeof(float) * (size_t) k);
+                void * xq = malloc(ggml_row_size(vd, k));
+                const size_t psize = (kr.qgemv_prep_size(t, k) + 63) / 64 * 64;
+                void * xp = aligned_alloc(64, psize);
+                float * wf = malloc(sizeof(float) * (size_t) k);
+                float * xf = malloc(sizeof(float) * (size_t) k);
+                for (int pattern = 0; pattern < 3; pattern++) {
+                    for (int xs = 0; xs < 3; xs++) {
+                        qgemv_weights(t, w, nblk, pattern);
+                        for (int i = 0; i < k; i++) { // random; all +1 (+127); +-1 (+-127)
+                            x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
+                        }
+                        ggml_x_type_traits(vd)->from_float(x, xq, k);
+                        memset(xp, 0x5a, psize);
+                        prep(x, xp, k);
+                        float got = NAN, want = NAN;
+                        dot(k, &got, w, xp);
+                        ref(k, &want, w, xq);
+                        ggml_x_type_traits(t)->to_float(w, wf, k);
+                        ggml_x_type_traits(vd)->to_float(xq, xf, k);
+                        double sa = 0.0;
+                        for (int i = 0; i < k; i++) {
+                            sa += fabs((double) wf[i] * xf[i]);
+                        }
+                        const double err = fabs((double) got - (double) want) / (sa + 1e-30);
+                        T_CHECK_MSG(err < 2e-6 * sqrt((double) k) + 1e-6,
+                                    "qgemv %s level %s k=%d pattern %d x %d: %.9g, reference %.9g (rel err %g)",
+                                    ggml_type_name(t), ggml_x_cpu_level_name(k_levels[li]), k, pattern, xs, got, want, err);
+                        checked++;
+                    }
+                }
+                free(w);
+                free(x);
+                free(xq);
+                free(xp);
+                free(wf);
+                free(xf);
+            }
+        }
+    }
+    printf("     (%d matrix-vector dot products checked)\n", checked);
+}
+
 // the GEMM paths are actually taken where the level has them
 static void test_gemm_available(void) {
     const enum ggml_x_cpu_level level = ggml_x_cpu_level();
@@ -237,5 +334,6 @@ int main(void) {
     T_RUN(test_gemm_available);
     T_RUN(test_gemm_float);
     T_RUN(test_gemm_quantized);
+    T_RUN(test_qgemv_kernels);
     return T_SUMMARY();
 }

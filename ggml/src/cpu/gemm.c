@@ -92,10 +92,12 @@ bool ggml_x_gemm_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_ge
         case GGML_X_CPU_AVX2:
             ggml_x_gemm_kernels_avx2(k);
             ggml_x_qgemm_kernels_avx2(k);
+            ggml_x_qgemv_kernels_avx2(k);
             break;
         case GGML_X_CPU_AVX512:
             ggml_x_gemm_kernels_avx512(k);
             ggml_x_qgemm_kernels_avx2(k);
+            ggml_x_qgemv_kernels_avx2(k);
             break;
         case GGML_X_CPU_AVX512_VNNI:
             ggml_x_gemm_kernels_avx512(k);

@@ -20,7 +20,7 @@
 //     panels of C columns hold the int8 activations with their scales and block sums.
 //
 // Also here: SIMD dot products of F32 and F16 rows, and int8 matrix-vector kernels
-// (qgemv-avx512.c), used by MUL_MAT for matrix-vector products and small batches.
+// (qgemv-avx2.c, qgemv-avx512.c), used by MUL_MAT for matrix-vector products and small batches.
 
 #ifndef GGML_X_GEMM_H
 #define GGML_X_GEMM_H
@@ -83,6 +83,7 @@ void ggml_x_gemm_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_gemm_kernels_avx512(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemm_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemm_kernels_vnni(struct ggml_x_gemm_kernels * k);
+void ggml_x_qgemv_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemv_kernels_vnni(struct ggml_x_gemm_kernels * k);
 
 // ---------------------------------------------------------------------------------------------
