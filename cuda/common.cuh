@@ -57,14 +57,17 @@ static inline bool ggml_cu_blas_ok(cublasStatus_t st, const char * what, const c
 // kernel launches are written CU_LAUNCH(kernel, grid, block, shmem, stream)(args...): with nvcc
 // that is kernel<<<grid, block, shmem, stream>>>(args...); with the host emulator (cuda/emu,
 // GGML_CUDA_EMU, make test-cuda-emu) the same launch is queued on the emulated stream.
-// CU_DYNAMIC_SHARED(type, name) declares the block's dynamic shared memory as `type * name`.
+// CU_DYNAMIC_SHARED(type, name) declares the block's dynamic shared memory as `type * name`;
+// CU_UNROLL before a loop with a constant trip count asks nvcc to unroll it.
 #ifdef GGML_CUDA_EMU
 #define CU_LAUNCH(kernel, grid, block, shmem, stream) \
     ggml_cuda_emu::launcher((grid), (block), (shmem), (stream), #kernel).bind(kernel)
 #define CU_DYNAMIC_SHARED(type, name) type * name = (type *) ggml_cuda_emu::dynamic_shared()
+#define CU_UNROLL
 #else
 #define CU_LAUNCH(kernel, grid, block, shmem, stream) kernel<<<(grid), (block), (shmem), (stream)>>>
 #define CU_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#define CU_UNROLL _Pragma("unroll")
 #endif
 
 // ---------------------------------------------------------------------------------------------

@@ -59,8 +59,10 @@ __global__ void cu_dequant_f16_kernel(int wtype, const char * w, int64_t w_row_b
     }
 }
 
-// y[j * ldy + r] = W row r . x column j, for r < m and j < n (n <= CU_MMV_MAX_COLS)
-__global__ void cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t m, const float * x, int n,
+// y[j * ldy + r] = W row r . x column j, for r < m and j < N (N <= CU_MMV_MAX_COLS; a template
+// parameter so that the accumulators stay in registers)
+template <int N>
+__global__ void cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t m, const float * x,
                               int64_t k_len, float * y, int64_t ldy) {
     const int lane = threadIdx.x & 31;
     const int64_t r = (int64_t) blockIdx.x * CU_MMV_WARPS + (threadIdx.x >> 5);
@@ -69,14 +71,16 @@ __global__ void cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, in
     }
     const char * row = w + r * w_row_bytes;
     const int64_t nchunks = k_len / 32;
-    float acc[CU_MMV_MAX_COLS];
-    for (int j = 0; j < CU_MMV_MAX_COLS; j++) {
+    float acc[N];
+    CU_UNROLL
+    for (int j = 0; j < N; j++) {
         acc[j] = 0.0f;
     }
     for (int64_t c = lane; c < nchunks; c += 32) {
         float v[32];
         cu_dq32(wtype, row, c, v);
-        for (int j = 0; j < n; j++) {
+        CU_UNROLL
+        for (int j = 0; j < N; j++) {
             const float * xs = x + j * k_len + c * 32;
             float s = 0.0f;
             for (int t = 0; t < 32; t++) {
@@ -85,12 +89,34 @@ __global__ void cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, in
             acc[j] += s;
         }
     }
-    for (int j = 0; j < n; j++) {
+    CU_UNROLL
+    for (int j = 0; j < N; j++) {
         const float s = cu_warp_sum(acc[j]);
         if (lane == 0) {
             y[j * ldy + r] = s;
         }
     }
+}
+
+// launches cu_mmv_kernel<n> for a runtime n in [1, CU_MMV_MAX_COLS]
+static bool cu_mmv(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size_t w_row_bytes, int64_t m,
+                   const float * x, int64_t n, int64_t k_len, float * y, int64_t ldy) {
+    const unsigned blocks = (unsigned) ((m + CU_MMV_WARPS - 1) / CU_MMV_WARPS);
+    const unsigned threads = 32 * CU_MMV_WARPS;
+    const int wt = (int) wtype;
+    const int64_t rb = (int64_t) w_row_bytes;
+    switch (n) {
+        case 1: CU_LAUNCH(cu_mmv_kernel<1>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 2: CU_LAUNCH(cu_mmv_kernel<2>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 3: CU_LAUNCH(cu_mmv_kernel<3>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 4: CU_LAUNCH(cu_mmv_kernel<4>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 5: CU_LAUNCH(cu_mmv_kernel<5>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 6: CU_LAUNCH(cu_mmv_kernel<6>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 7: CU_LAUNCH(cu_mmv_kernel<7>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        case 8: CU_LAUNCH(cu_mmv_kernel<8>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
+        default: return false;
+    }
+    return CU_LAUNCH_OK();
 }
 
 bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size_t w_row_bytes, int64_t m,
@@ -110,10 +136,7 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
                                       &beta, y, CUDA_R_32F, (int) ldy, ct, CUBLAS_GEMM_DEFAULT));
     }
     if (wtype != GGML_TYPE_F16 && n <= CU_MMV_MAX_COLS) {
-        const unsigned blocks = (unsigned) ((m + CU_MMV_WARPS - 1) / CU_MMV_WARPS);
-        CU_LAUNCH(cu_mmv_kernel, blocks, 32 * CU_MMV_WARPS, 0, ctx.stream)((int) wtype, w, (int64_t) w_row_bytes, m, x, (int) n,
-                                                                   k_len, y, ldy);
-        return CU_LAUNCH_OK();
+        return cu_mmv(ctx, wtype, w, w_row_bytes, m, x, n, k_len, y, ldy);
     }
     // F16 operands, F32 accumulation
     __half * x16 = (__half *) ggml_cu_scratch(ctx, 1, (size_t) (n * k_len) * sizeof(__half));
