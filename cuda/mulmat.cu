@@ -114,7 +114,7 @@ static bool cu_mmv(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
         case 6: CU_LAUNCH(cu_mmv_kernel<6>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
         case 7: CU_LAUNCH(cu_mmv_kernel<7>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
         case 8: CU_LAUNCH(cu_mmv_kernel<8>, blocks, threads, 0, ctx.stream)(wt, w, rb, m, x, k_len, y, ldy); break;
-        default: return false;
+        default: ggml_cu_report("cu_mmv", "column count outside [1, CU_MMV_MAX_COLS]", __FILE__, __LINE__); return false;
     }
     return CU_LAUNCH_OK();
 }
