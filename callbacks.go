@@ -16,7 +16,8 @@ package ggml
 
 /*
 #include <stdlib.h>
-#include "csrc/trampolines.h"
+#include "trampolines.h"
+#include "goexports.h"
 */
 import "C"
 

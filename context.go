@@ -20,22 +20,6 @@ import (
 	"weak"
 )
 
-func init() {
-	// No C call made by this package may abort the process: every failure is recorded and
-	// reported as a Go value instead (DESIGN.md section 3).
-	C.ggml_x_set_default_recoverable(C.bool(true))
-}
-
-// takeCError converts a message returned by a ggml_go.h helper to a string and frees it.
-func takeCError(p *C.char) string {
-	if p == nil {
-		return ""
-	}
-	s := C.GoString(p)
-	C.free(unsafe.Pointer(p))
-	return s
-}
-
 // Params configures NewContext.
 type Params struct {
 	// MemSize is the size of the context's arena in bytes: it holds the metadata of every

@@ -4,7 +4,7 @@ package ggml
 
 /*
 #include "ggml_go.h"
-#include "csrc/trampolines.h"
+#include "trampolines.h"
 
 static ggo_pres ggo_ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a, int n_tasks, uintptr_t h) {
     GGO_PCALL(ggml_map_custom1(ctx, a, ggml_go_custom1, n_tasks, (void *) h));

@@ -7,7 +7,7 @@ package ggml
 #include <string.h>
 #include "ggml_go.h"
 #include "ggml-backend-impl.h"
-#include "csrc/trampolines.h"
+#include "trampolines.h"
 
 static bool ggo_tensor_is_host(const struct ggml_tensor * t) {
     ggml_backend_buffer_t b = t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
