@@ -11,6 +11,13 @@ var ErrNoCgo = errors.New("ggml: this package requires cgo (CGO_ENABLED=1) and a
 // ErrClosed is wrapped by the errors (and panics) that report use of a closed object.
 var ErrClosed = errors.New("ggml: object already closed")
 
+// ErrBusy is wrapped by the errors (and panics) that report an object entered by two
+// goroutines at once. Schedulers, backends, graph plans, graph allocators and contexts must be
+// used by one goroutine at a time; instead of letting a second goroutine corrupt the C state,
+// the entry points that mutate it detect the overlap (an atomic in-use flag) and refuse the
+// second call. Use one object per goroutine, or serialise the calls with a sync.Mutex.
+var ErrBusy = errors.New("ggml: object in use by another goroutine")
+
 // Error is the error type of the package. Construction mistakes (bad shapes, types or
 // parameters given to an op constructor, views out of range, use of a tensor whose context was
 // closed) panic with a *Error; runtime and resource failures (allocation, compute, backend

@@ -92,6 +92,17 @@ func (g *Graph) cptr(op string) *C.struct_ggml_cgraph {
 	return g.c
 }
 
+// cptrErr is cptr for methods that return an error: nil or closed is reported, not panicked.
+func (g *Graph) cptrErr(op string) (*C.struct_ggml_cgraph, error) {
+	if g == nil || g.c == nil {
+		return nil, &Error{Op: op, Msg: "nil *Graph"}
+	}
+	if g.ctx != nil && g.ctx.dead.Load() {
+		return nil, &Error{Op: op, Msg: "graph used after its context was closed", Err: ErrClosed}
+	}
+	return g.c, nil
+}
+
 // graphFromC wraps a C graph stored in ctx (nil for nil).
 func graphFromC(ctx *Context, p *C.struct_ggml_cgraph) *Graph {
 	if p == nil {

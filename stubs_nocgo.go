@@ -5,13 +5,16 @@
 package ggml
 
 import (
+	"context"
 	"io"
 	"unsafe"
 )
 
 // Backend is a device that computes graphs (ggml_backend_t): the CPU, or any backend of the
 // registry. A Backend must be used by one goroutine at a time; distinct backends are
-// independent.
+// independent. A compute (or SetThreads, NewPlan, Close) that overlaps another one on the same
+// *Backend, directly or through a Scheduler or GraphPlan using it, fails with an error wrapping
+// ErrBusy instead of corrupting the backend.
 type Backend struct{}
 
 // Buffer is a block of backend memory holding tensors (ggml_backend_buffer_t).
@@ -146,10 +149,9 @@ type Params struct {
 
 // Scheduler splits graphs between several backends (ggml_backend_sched_t): each node runs on
 // one backend, chosen by priority (the order of the backends), by where its memory or its
-// weights live (buffers with usage BufferUsageWeights pin the nodes using them) and by what
-// each backend supports; inputs living elsewhere are copied at the start of each split. The
-// scheduler owns one buffer per backend for the intermediate tensors, sized by InitMeasure (or
-// by the first Compute).
+// weights live (buffers with usage BufferUsageWeights pin the nodes using them), by
+// SetNodeBackend, and by what each backend supports; inputs living elsewhere are copied at the
+// start of each split. The scheduler owns one buffer per backend for the intermediate tensors.
 type Scheduler struct{}
 
 // TensorAllocator places tensors one after the other in a buffer, or only measures how big a
@@ -235,8 +237,9 @@ func RegistryBufferType(i int) (r0 *BufferType) {
 	panic(noCgo("RegistryBufferType"))
 }
 
-// Close frees the backend (ggml_backend_free). It is idempotent and returns nil; closing a
-// borrowed backend does nothing.
+// Close frees the backend (ggml_backend_free). It is idempotent; closing a borrowed backend
+// does nothing. While another goroutine computes on the backend it frees nothing and returns an
+// error wrapping ErrBusy.
 //
 // Without cgo it does nothing.
 func (*Backend) Close() (r0 error) {
@@ -297,7 +300,9 @@ func (*Backend) SupportsOp(t *Tensor) (r0 bool) {
 }
 
 // Compute computes the graph on the backend (ggml_backend_graph_compute). Every tensor of the
-// graph must have memory the backend can use. Failures are returned as a *Error.
+// graph must have memory the backend can use. Failures are returned as a *Error, as are a
+// closed backend or graph (wrapping ErrClosed) and a call overlapping another compute on the
+// backend (wrapping ErrBusy).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
 func (*Backend) Compute(g *Graph) (r0 error) {
@@ -339,7 +344,8 @@ func (*Backend) NewPlan(g *Graph) (r0 *GraphPlan, r1 error) {
 	return
 }
 
-// Compute runs the plan (ggml_backend_graph_plan_compute).
+// Compute runs the plan (ggml_backend_graph_plan_compute). A closed plan, backend or graph is
+// reported as an error wrapping ErrClosed.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
 func (*GraphPlan) Compute() (r0 error) {
@@ -347,8 +353,9 @@ func (*GraphPlan) Compute() (r0 error) {
 	return
 }
 
-// Close frees the plan (ggml_backend_graph_plan_free); idempotent, returns nil. Close plans
-// before their backend.
+// Close frees the plan (ggml_backend_graph_plan_free); idempotent. Close plans before their
+// backend. While another goroutine computes the plan it frees nothing and returns an error
+// wrapping ErrBusy.
 //
 // Without cgo it does nothing.
 func (*GraphPlan) Close() (r0 error) {
@@ -694,6 +701,27 @@ func (*GraphAllocator) SetParseSeq(seq []int32) {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func LiveHandles() (r0 int) {
 	panic(noCgo("LiveHandles"))
+}
+
+// ComputeContext is Compute, cancelled when ctx is done: the CPU backend checks ctx between the
+// nodes of the graph, other backends only before they start. A cancelled compute returns a
+// *Error wrapping ctx.Err() (context.Canceled or context.DeadlineExceeded); the graph's
+// results are then incomplete.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Backend) ComputeContext(ctx context.Context, g *Graph) (r0 error) {
+	r0 = noCgo("Backend.ComputeContext")
+	return
+}
+
+// ComputeContext is Compute, cancelled when ctx is done: checked before each split and, on
+// CPU backends, between the nodes. A cancelled compute returns a *Error wrapping ctx.Err()
+// (context.Canceled or context.DeadlineExceeded); the graph's results are then incomplete.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Scheduler) ComputeContext(ctx context.Context, g *Graph) (r0 error) {
+	r0 = noCgo("Scheduler.ComputeContext")
+	return
 }
 
 // NewGraphCopy copies g (whose tensors must have data) to backend b (ggml_backend_graph_copy).
@@ -2268,8 +2296,9 @@ func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int)
 	return
 }
 
-// Close frees the scheduler and its buffers (ggml_backend_sched_free). It is idempotent and
-// returns nil. Tensors the scheduler placed must not be used afterwards.
+// Close frees the scheduler and its buffers (ggml_backend_sched_free). It is idempotent; it
+// returns an error wrapping ErrBusy, and frees nothing, while another goroutine is inside one of
+// the scheduler's methods. Tensors the scheduler placed must not be used afterwards.
 //
 // Without cgo it does nothing.
 func (*Scheduler) Close() (r0 error) {
@@ -2283,9 +2312,10 @@ func (*Scheduler) Backends() (r0 []*Backend) {
 	panic(noCgo("Scheduler.Backends"))
 }
 
-// InitMeasure splits g and sizes the scheduler's buffers for it, then allocates them
-// (ggml_backend_sched_init_measure). Call it once, with the largest graph the scheduler will
-// compute; Compute does it with its graph when it was not done.
+// InitMeasure splits g with the assignments in force and sizes and allocates the scheduler's
+// buffers for it (ggml_backend_sched_init_measure). Optional: Compute measures by itself when
+// needed. Calling it again measures again (the old buffers are freed, and tensors placed in
+// them with Allocator lose their memory); use the largest graph the scheduler will compute.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
 func (*Scheduler) InitMeasure(g *Graph) (r0 error) {
@@ -2295,9 +2325,12 @@ func (*Scheduler) InitMeasure(g *Graph) (r0 error) {
 
 // Compute splits g between the backends, places its intermediate tensors in the scheduler's
 // buffers, copies inputs between backends and computes every split
-// (ggml_x_backend_sched_graph_compute). The graph is left as built and can be computed again.
-// A failed backend compute, exceeded scheduler limits or a panicking Go custom op is returned
-// as a *Error.
+// (ggml_x_backend_sched_graph_compute), honouring the SetNodeBackend assignments. The first
+// call, and the first after the assignments changed, measures first (see the type's life
+// cycle). The graph is left as built and can be computed again. A failed backend compute,
+// exceeded scheduler limits or a panicking Go custom op is returned as a *Error; so is a call
+// that overlaps another one on the same scheduler (wrapping ErrBusy) or a closed scheduler
+// (wrapping ErrClosed).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
 func (*Scheduler) Compute(g *Graph) (r0 error) {
@@ -2305,8 +2338,9 @@ func (*Scheduler) Compute(g *Graph) (r0 error) {
 	return
 }
 
-// Reset forgets the node assignments and the placements of the last graph
-// (ggml_backend_sched_reset): call it before allocating inputs with Allocator.
+// Reset forgets the placements of the last graph (ggml_backend_sched_reset), so that inputs
+// can be placed in the scheduler's buffers with Allocator before the next Compute. The
+// SetNodeBackend assignments persist.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Scheduler) Reset() {
@@ -2320,16 +2354,26 @@ func (*Scheduler) NumSplits() (r0 int) {
 	panic(noCgo("Scheduler.NumSplits"))
 }
 
-// SetNodeBackend assigns node to backend b, which must be one of the scheduler's, for the next
-// Compute (ggml_backend_sched_set_node_backend). It panics with a *Error otherwise.
+// SetNodeBackend assigns node to backend b, which must be one of the scheduler's, for every
+// later Compute until it is changed; a nil b removes the assignment. Assignments may be made
+// before or after the first Compute and before or after Reset (see the type's life cycle). It
+// panics with a *Error when b is not one of the scheduler's, or when node is nil or its
+// context closed.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Scheduler) SetNodeBackend(node *Tensor, b *Backend) {
 	panic(noCgo("Scheduler.SetNodeBackend"))
 }
 
-// NodeBackend returns the backend node was assigned to by the last split (or by
-// SetNodeBackend), or nil (ggml_backend_sched_get_node_backend).
+// ClearNodeBackends removes every SetNodeBackend assignment.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Scheduler) ClearNodeBackends() {
+	panic(noCgo("Scheduler.ClearNodeBackends"))
+}
+
+// NodeBackend returns the backend node is assigned to by SetNodeBackend, else the one the last
+// split chose (ggml_backend_sched_get_node_backend), or nil.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Scheduler) NodeBackend(node *Tensor) (r0 *Backend) {
