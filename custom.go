@@ -127,7 +127,8 @@ func customOpOf(h C.uintptr_t) *customOp {
 
 // mapCustom creates the node through call and ties the handle of fn to the context.
 func (ctx *Context) mapCustom(op string, fn CustomFunc, nTasks int, operands []*Tensor, call func(c *C.struct_ggml_context, n C.int, h C.uintptr_t) C.ggo_pres) *Tensor {
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	names := []string{"a", "b", "c"}[:len(operands)]
 	for _, t := range operands {
 		t.cptr(op)

@@ -121,7 +121,8 @@ func (ctx *Context) NewGraph() *Graph {
 // gradient slots when grads is set (ggml_new_graph_custom).
 func (ctx *Context) NewGraphCustom(size int, grads bool) *Graph {
 	const op = "NewGraphCustom"
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	if size < 0 {
 		panic(&Error{Op: op, Msg: fmt.Sprintf("negative graph size %d", size)})
 	}
@@ -303,8 +304,14 @@ func (g *Graph) Print(w io.Writer) error {
 // Failures (an unsupported op, missing data) are returned as a *Error.
 func (ctx *Context) Compute(g *Graph, nThreads int) error {
 	const op = "Compute"
-	ctx.cptr(op)
-	c := g.cptr(op)
+	if _, err := ctx.enterErr(op); err != nil {
+		return err
+	}
+	defer ctx.busy.leave()
+	c, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
 	if nThreads <= 0 {
 		nThreads = runtime.NumCPU()
 	}
@@ -316,8 +323,15 @@ func (ctx *Context) Compute(g *Graph, nThreads int) error {
 // context's arena (ggml_graph_compute_with_ctx): each call uses more of the arena.
 func (ctx *Context) ComputeWithContext(g *Graph, nThreads int) error {
 	const op = "ComputeWithContext"
-	cc := ctx.cptr(op)
-	c := g.cptr(op)
+	cc, err := ctx.enterErr(op)
+	if err != nil {
+		return err
+	}
+	defer ctx.busy.leave()
+	c, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
 	if nThreads <= 0 {
 		nThreads = runtime.NumCPU()
 	}

@@ -110,7 +110,9 @@ type CustomFunc func(dst, a, b, c *Tensor, ith, nth int)
 type Graph struct{}
 
 // GraphAllocator assigns memory to the nodes of graphs through a TensorAllocator, reusing the
-// memory of intermediate results that are no longer needed (ggml_gallocr_t).
+// memory of intermediate results that are no longer needed (ggml_gallocr_t). It must be used by
+// one goroutine at a time: an AllocGraph overlapping another call on the same allocator fails
+// with an error wrapping ErrBusy.
 type GraphAllocator struct{}
 
 // GraphCopy is a copy of a graph whose tensors live in a buffer of another backend
@@ -666,7 +668,8 @@ func NewGraphAllocator() (r0 *GraphAllocator, r1 error) {
 	return
 }
 
-// Close frees the graph allocator (ggml_gallocr_free); idempotent, returns nil.
+// Close frees the graph allocator (ggml_gallocr_free); idempotent. While another goroutine is
+// inside AllocGraph it frees nothing and returns an error wrapping ErrBusy.
 //
 // Without cgo it does nothing.
 func (*GraphAllocator) Close() (r0 error) {
@@ -779,8 +782,10 @@ func NewContext(p Params) (r0 *Context, r1 error) {
 	return
 }
 
-// Close frees the context and everything in it. Further use of its tensors and graphs panics.
-// Close is idempotent and always returns nil.
+// Close frees the context and everything in it. Further use of its tensors and graphs panics
+// (or, for methods that return an error, returns an error wrapping ErrClosed). Close is
+// idempotent; it returns an error wrapping ErrBusy, and frees nothing, while another goroutine
+// is inside one of the context's methods.
 //
 // Without cgo it does nothing.
 func (*Context) Close() (r0 error) {

@@ -282,3 +282,39 @@ func TestComputeContext(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, sched.Compute(m.g))
 }
+
+// TestContextConcurrentMisuse: two goroutines building and computing in one Context: each call
+// succeeds, or reports ErrBusy (an error from Compute, a *ggml.Error panic from an op
+// constructor); the process never crashes.
+func TestContextConcurrentMisuse(t *testing.T) {
+	xLeakCheck(t)
+	ctx := xCtx(t, false)
+	a := ctx.NewTensor2D(ggml.TypeF32, 32, 32)
+	require.NoError(t, a.SetFloat32(xRand(6, 32*32)))
+	g := ctx.NewGraph().BuildForwardExpand(ctx.MulMat(a, a))
+	var busy atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for run := 0; run < 100; run++ {
+				if err := ctx.Compute(g, 1); err != nil {
+					if !errors.Is(err, ggml.ErrBusy) {
+						t.Errorf("Compute: unexpected error %v", err)
+					}
+					busy.Add(1)
+				}
+				if err := panicErr(func() { ctx.Neg(a) }); err != nil {
+					if !errors.Is(err, ggml.ErrBusy) {
+						t.Errorf("Neg: unexpected panic %v", err)
+					}
+					busy.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d calls refused with ErrBusy", busy.Load())
+	require.NoError(t, ctx.Compute(g, 1))
+}

@@ -374,7 +374,8 @@ func generate(ops []op) ([]byte, error) {
 				}
 				args = append(args, goArg(o, p))
 			}
-			fmt.Fprintf(&g, "\tr := C.ggo_%s(ctx.cptr(opName), %s)\n", o.cname, strings.Join(args, ", "))
+			g.WriteString("\tc := ctx.enter(opName)\n\tdefer ctx.busy.leave()\n")
+			fmt.Fprintf(&g, "\tr := C.ggo_%s(c, %s)\n", o.cname, strings.Join(args, ", "))
 			fmt.Fprintf(&g, "\treturn ctx.opResult(opName, r, func() string { return %s })\n", describeExpr(o, goParams))
 			g.WriteString("}\n\n")
 		}
