@@ -242,5 +242,5 @@ func cTensorLabel(t *C.struct_ggml_tensor) string {
 	if t == nil {
 		return "nil tensor"
 	}
-	return fmt.Sprintf("%q [%d,%d,%d,%d] %s", C.GoString(&t.name[0]), int64(t.ne[0]), int64(t.ne[1]), int64(t.ne[2]), int64(t.ne[3]), Type(t._type))
+	return fmt.Sprintf("%q [%d %d %d %d] %s", C.GoString(&t.name[0]), int64(t.ne[0]), int64(t.ne[1]), int64(t.ne[2]), int64(t.ne[3]), Type(t._type))
 }

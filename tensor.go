@@ -300,7 +300,7 @@ func (t *Tensor) describe() string {
 		return "closed"
 	}
 	c := t.c
-	return fmt.Sprintf("[%d,%d,%d,%d] %s", int64(c.ne[0]), int64(c.ne[1]), int64(c.ne[2]), int64(c.ne[3]), Type(c._type))
+	return fmt.Sprintf("[%d %d %d %d] %s", int64(c.ne[0]), int64(c.ne[1]), int64(c.ne[2]), int64(c.ne[3]), Type(c._type))
 }
 
 // describeOperands formats named operands for error messages: "a=[..] f32, b=[..] f32".

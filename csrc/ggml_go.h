@@ -66,13 +66,19 @@ typedef struct {
         return ggo_take_error(); \
     } while (0)
 
-// Forget every tensor of ctx that lives in buf (data and buffer cleared), so that once buf is
-// freed those tensors report "no data" instead of touching freed memory.
+// Marker in padding[0] of a tensor whose buffer was freed (see ggo_detach_buffer); only read
+// while the tensor has no data.
+#define GGO_DETACHED 'F'
+
+// Forget every tensor of ctx that lives in buf (data and buffer cleared, GGO_DETACHED set), so
+// that once buf is freed those tensors report that their buffer was closed instead of
+// touching freed memory.
 static inline void ggo_detach_buffer(struct ggml_context * ctx, struct ggml_backend_buffer * buf) {
     for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
         if (t->buffer == buf) {
             t->data = NULL;
             t->buffer = NULL;
+            t->padding[0] = GGO_DETACHED;
         }
     }
 }
