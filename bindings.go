@@ -34,6 +34,7 @@ static int ggo_call_abi(void) {
 import "C"
 
 import (
+	"strings"
 	"unsafe"
 
 	// the C library, one package per C source folder
@@ -55,14 +56,28 @@ func Available() error {
 	return nil
 }
 
-// takeCError converts a message returned by a ggml_go.h helper to a string and frees it.
+// takeCError converts a message returned by a ggml_go.h helper to a string and frees it. A
+// message of the C library that has a Go remedy gets it appended (see cHints).
 func takeCError(p *C.char) string {
 	if p == nil {
 		return ""
 	}
 	s := C.GoString(p)
 	C.free(unsafe.Pointer(p))
+	for _, h := range cHints {
+		if strings.Contains(s, h.marker) {
+			s += h.hint
+			break
+		}
+	}
 	return s
+}
+
+// cHints are what a Go user can do about some C messages.
+var cHints = []struct{ marker, hint string }{
+	{"not enough space in the context's arena",
+		": create the context with a larger Params.MemSize (each tensor needs TensorOverhead() bytes, each graph " +
+			"GraphOverhead(), plus the tensors' data unless NoAlloc is set)"},
 }
 
 // callABI describes how the C code of this build compiled GGML_CALL: "default" (no

@@ -135,7 +135,11 @@ func (bt *BufferType) IsHost() bool {
 func (bt *BufferType) AllocBuffer(size uint64) (*Buffer, error) {
 	const op = "BufferType.AllocBuffer"
 	r := C.ggo_ggml_backend_buft_alloc_buffer(bt.cptr(op), C.size_t(size))
-	return bufferResult(op, size, r)
+	buf, err := bufferResult(op, size, r)
+	if err != nil {
+		return nil, withAllocErr(err.(*Error), bt)
+	}
+	return buf, nil
 }
 
 // Buffer is a block of backend memory holding tensors (ggml_backend_buffer_t).
@@ -307,7 +311,11 @@ func AllocContextTensors(ctx *Context, b *Backend) (*Buffer, error) {
 func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (*Buffer, error) {
 	const op = "AllocContextTensorsFromBufferType"
 	r := C.ggo_ggml_backend_alloc_ctx_tensors_from_buft(ctx.cptr(op), bt.cptr(op))
-	return ctxBufferResult(op, ctx, r)
+	buf, err := ctxBufferResult(op, ctx, r)
+	if err != nil {
+		return nil, withAllocErr(err.(*Error), bt)
+	}
+	return buf, nil
 }
 
 func ctxBufferResult(op string, ctx *Context, r C.ggo_pres) (*Buffer, error) {
@@ -388,7 +396,11 @@ func NewTensorAllocator(buf *Buffer) (*TensorAllocator, error) {
 // and size (ggml_tallocr_new_from_buft); the buffer is freed with the allocator.
 func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (*TensorAllocator, error) {
 	const op = "NewTensorAllocatorFromBufferType"
-	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buft(bt.cptr(op), C.size_t(size)), nil)
+	ta, err := newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buft(bt.cptr(op), C.size_t(size)), nil)
+	if err != nil {
+		return nil, withAllocErr(err.(*Error), bt)
+	}
+	return ta, nil
 }
 
 // NewTensorAllocatorFromBackend creates an allocator with its own buffer of the backend's

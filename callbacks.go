@@ -101,6 +101,9 @@ func goBuftAllocBuffer(h C.uintptr_t, size C.size_t) (bh C.uintptr_t) {
 	defer recoverToC("buffer type alloc_buffer")
 	st := bufTypeOf(h)
 	impl, err := st.impl.Alloc(uint64(size))
+	st.mu.Lock()
+	st.allocErr = err
+	st.mu.Unlock()
 	if err != nil {
 		setCError(fmt.Sprintf("%s: alloc_buffer(%d): %v", C.GoString(st.cname), uint64(size), err))
 		return 0
@@ -219,7 +222,7 @@ func goCustom(h C.uintptr_t, dst, a, b, c *C.struct_ggml_tensor, ith, nth C.int)
 	op := v.(*customOp)
 	defer func() {
 		if r := recover(); r != nil {
-			op.recordPanic(r, int(ith))
+			op.recordPanic(r, int(ith), C.GoString(&dst.name[0]))
 		}
 	}()
 	op.fn(tensorFromC(dst), tensorFromC(a), tensorFromC(b), tensorFromC(c), int(ith), int(nth))

@@ -83,10 +83,35 @@ type goBufType struct {
 	cname *C.char
 	h     cgo.Handle
 
-	mu     sync.Mutex
-	nbuf   int  // live buffers of this type
-	closed bool // BufferType.Close (or its cleanup) ran
-	freed  bool
+	mu       sync.Mutex
+	nbuf     int  // live buffers of this type
+	closed   bool // BufferType.Close (or its cleanup) ran
+	freed    bool
+	allocErr error // the error of the last failed Alloc, until a Go wrapper takes it
+}
+
+// takeAllocErr returns (and forgets) the error of bt's last failed Alloc, when bt is a Go
+// buffer type whose Alloc failed; the Go wrappers that allocate wrap it into their *Error so
+// that errors.Is/As reach the implementation's error.
+func takeAllocErr(bt *BufferType) error {
+	st := goBufTypeOf(bt)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	err := st.allocErr
+	st.allocErr = nil
+	return err
+}
+
+// withAllocErr adds the error of bt's failed Alloc (if any) to e.
+func withAllocErr(e *Error, bt *BufferType) *Error {
+	if err := takeAllocErr(bt); err != nil {
+		e.Err = err
+		e.Msg = "the buffer type's Alloc failed: " + err.Error()
+	}
+	return e
 }
 
 // goBuffer is the Go state of a buffer of a Go-implemented buffer type.

@@ -345,7 +345,7 @@ func computeResult(op string, g *C.struct_ggml_cgraph, msg string) error {
 	perr := customPanicError(op, g)
 	switch {
 	case msg != "" && perr != nil:
-		return &Error{Op: op, Msg: msg + "; " + perr.(*Error).Msg}
+		return &Error{Op: op, Msg: msg + "; " + perr.(*Error).Msg, Err: perr.(*Error).Err}
 	case msg != "":
 		return &Error{Op: op, Msg: msg}
 	}

@@ -2412,6 +2412,36 @@ func SelfCheck() (r0 error) {
 	return
 }
 
+// String returns the backend's name, e.g. "Backend(CPU)"; "Backend(closed)" after Close.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Backend) String() (r0 string) {
+	panic(noCgo("Backend.String"))
+}
+
+// String describes the buffer type, e.g. "BufferType(CPU, host, alignment 32)".
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*BufferType) String() (r0 string) {
+	panic(noCgo("BufferType.String"))
+}
+
+// String describes the buffer, e.g. "Buffer(CPU, 4096 bytes, host)"; "Buffer(closed)" after
+// Close.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Buffer) String() (r0 string) {
+	panic(noCgo("Buffer.String"))
+}
+
+// String describes the graph, e.g. "Graph(12 nodes, 5 leafs, size 2048)"; "Graph(closed)"
+// once its context is closed.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Graph) String() (r0 string) {
+	panic(noCgo("Graph.String"))
+}
+
 // MaxDims is the number of dimensions of every tensor (GGML_MAX_DIMS); unused dimensions have
 // extent 1.
 const MaxDims = 4

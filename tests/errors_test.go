@@ -95,15 +95,15 @@ func TestOpsClosedContext(t *testing.T) {
 	}
 	// tensor methods, graphs and data access on a closed context
 	for name, f := range map[string]func(){
-		"Type":       func() { x.Type() },
-		"Ne":         func() { x.Ne() },
-		"Name":       func() { x.Name() },
-		"SetName":    func() { x.SetName("x") },
-		"Nbytes":     func() { x.Nbytes() },
-		"NewTensor":  func() { live.NewTensor1D(ggml.TypeF32, 3) },
-		"NewGraph":   func() { live.NewGraph() },
-		"UsedMem":    func() { live.UsedMem() },
-		"Tensors":    func() { live.Tensors() },
+		"Type":      func() { x.Type() },
+		"Ne":        func() { x.Ne() },
+		"Name":      func() { x.Name() },
+		"SetName":   func() { x.SetName("x") },
+		"Nbytes":    func() { x.Nbytes() },
+		"NewTensor": func() { live.NewTensor1D(ggml.TypeF32, 3) },
+		"NewGraph":  func() { live.NewGraph() },
+		"UsedMem":   func() { live.UsedMem() },
+		"Tensors":   func() { live.Tensors() },
 	} {
 		e := mustPanicError(t, name, f)
 		if e != nil {
