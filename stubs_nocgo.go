@@ -57,7 +57,8 @@ type Tensor struct{}
 // Close does nothing for them.
 type BufferType struct{}
 
-// BufferTypeImpl is implemented by Go values that define a buffer type (DESIGN.md section 8).
+// BufferTypeImpl is implemented by Go values that define a buffer type (doc/design.md,
+// "Go-implemented buffer types").
 // NewBufferType turns one into a *BufferType that every C path accepts: allocators,
 // AllocContextTensorsFromBufferType, a Scheduler's buffer types. The methods are called from C
 // (through the GGML_CALL trampolines of csrc/), possibly from several threads; a panic is
