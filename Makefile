@@ -1,12 +1,15 @@
 # ggml-go Makefile: the C library, the C unit tests and the Go checks.
 #
 #   make lib        build/libggml.a (the C library alone, usable from C)
-#   make test       gofmt check, go vet, CGO_ENABLED=0 build, API check, C unit tests,
-#                   go test ./...
+#   make test       what a user runs, needing only Go and a C compiler (no root, no system
+#                   packages): gofmt check, go vet, CGO_ENABLED=0 build, API check, C unit
+#                   tests, go test ./...  (.ci/run adds the checks that need more: HBM/memkind,
+#                   valgrind, clang, qemu, CUDA, the consumer-module checks)
 #   make test-c     build and run every ggml/tests/test-*.c against build/libggml.a
 #   make bench      bench-c (below), then the Go benchmarks (tests/bench_test.go) -> build/bench/go.txt + medians
 #   make fmt        format the Go sources (make fmt-check only lists unformatted files)
-#   make cgo-units  regenerate the zggml_*.c cgo wrappers after adding/removing a C source
+#   make test-consumer  a throw-away consumer module built through a read-only module cache,
+#                   through `go mod vendor`, and with CGO_ENABLED=0 (build/consumer-check.sh)
 #   make clean      remove build outputs
 
 CC      ?= cc
@@ -20,17 +23,19 @@ LIB_SRCS := $(wildcard ggml/src/*.c ggml/src/cpu/*.c ggml/src/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIB_HDRS := $(wildcard ggml/include/*.h ggml/src/*.h ggml/src/cpu/*.h ggml/src/ops/*.h)
 
-# Go hashes only the files of a package's own directory, not the ggml/ sources that the
-# zggml_*.c units #include, so an edited C file would not rebuild the cgo objects. A checksum
-# of the C sources in CGO_CFLAGS does. (Module users are unaffected: module files never change.)
-GGML_SRC_STAMP := $(shell cat $(LIB_SRCS) $(LIB_HDRS) $(wildcard csrc/*.[ch] *.h ggml/tests/testbackend.[ch]) 2>/dev/null | cksum | cut -d' ' -f1)
+# Go rebuilds a cgo package when a file of its directory changes, and (through the embedded
+# headers of ggml/include, ggml/src and csrc, see doc/design.md "Build layout") when a header
+# of the library changes. The one C source outside a Go package directory is the test backend
+# of ggml/tests, which internal/testbackend #includes: its checksum in CGO_CFLAGS rebuilds that
+# package when it is edited. (Module users are unaffected: module files never change.)
+GGML_SRC_STAMP := $(shell cat $(wildcard ggml/tests/testbackend.[ch]) 2>/dev/null | cksum | cut -d' ' -f1)
 CGO_CFLAGS ?= -O2 -g
 export CGO_CFLAGS += -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)
 
 TEST_SRCS := $(wildcard ggml/tests/test-*.c)
 TEST_BINS := $(patsubst ggml/tests/%.c,$(BUILD)/bin/%,$(TEST_SRCS))
 
-.PHONY: all lib test test-c test-go vet nocgo bench fmt fmt-check cgo-units clean
+.PHONY: all lib test test-c test-go vet nocgo bench fmt fmt-check clean
 all: lib
 
 lib: $(BUILD)/libggml.a
@@ -88,7 +93,7 @@ test-go:
 apicheck:
 	$(GO) run ./build/apicheck
 
-test: fmt-check vet nocgo apicheck test-c test-go test-hbm
+test: fmt-check vet nocgo apicheck test-c test-go
 
 # Go benchmarks: -count=BENCH_RUNS (5) runs of every Go benchmark (GO_BENCH=regexp filters,
 # BENCH_TIME=-benchtime, BENCH_THREADS=2 -> GGML_BENCH_THREADS), benchstat-compatible output in
@@ -103,9 +108,6 @@ bench:
 		if [ "$$rc" != 0 ]; then echo "bench: Go benchmarks FAILED (exit $$rc)"; exit 1; fi
 	@echo; sh build/benchsummary.sh $(BUILD)/bench/go.txt
 	@echo "benchstat-compatible Go results: $(BUILD)/bench/go.txt"
-
-cgo-units:
-	sh build/gen-cgo-units.sh
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/libggml.a
@@ -394,8 +396,6 @@ SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_nu
 CLANG     ?= clang
 CLANG_BUILD := $(BUILD)/clang
 VALGRIND  ?= valgrind
-# go does not notice changes to the C files that the zggml_*.c units #include from ggml/ (it hashes
-# only the package directory's files): a checksum of those sources in CGO_CFLAGS makes it rebuild
 VALGRIND_FLAGS ?= -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect
 
 .PHONY: test-sanitize test-sanitize-c test-sanitize-conformance test-sanitize-go \
@@ -447,6 +447,14 @@ test-clang-go: clang-tool
 	CC=$(CLANG) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" $(GO) test ./...
 
 test-clang: test-clang-c test-clang-go
+
+# a consumer module (a temporary directory outside the repository) that requires this module
+# and uses tensor ops: built and run through a read-only module cache filled from a local
+# GOPROXY (the `go get` path), built and run from `go mod vendor`, and built with CGO_ENABLED=0
+# (it must compile and report ErrNoCgo when run)
+.PHONY: test-consumer
+test-consumer:
+	sh build/consumer-check.sh
 
 .PHONY: test-stress
 GGML_STRESS_SECONDS ?= 3

@@ -27,10 +27,29 @@ import (
 
 // Backend is a device that computes graphs (ggml_backend_t): the CPU, or any backend of the
 // registry. A Backend must be used by one goroutine at a time; distinct backends are
-// independent.
+// independent. A compute (or SetThreads, NewPlan, Close) that overlaps another one on the same
+// *Backend, directly or through a Scheduler or GraphPlan using it, fails with an error wrapping
+// ErrBusy instead of corrupting the backend.
 type Backend struct {
-	c   C.ggml_backend_t
-	ref *nativeRef // nil for a borrowed backend (owned elsewhere, e.g. by a scheduler)
+	c    C.ggml_backend_t
+	ref  *nativeRef // nil for a borrowed backend (owned elsewhere, e.g. by a scheduler)
+	busy inUse
+}
+
+// enter checks b and marks it in use by op (for methods that return an error); the caller
+// defers b.busy.leave().
+func (b *Backend) enter(op string) (C.ggml_backend_t, error) {
+	if b == nil || b.c == nil {
+		return nil, &Error{Op: op, Msg: "nil *Backend"}
+	}
+	if err := b.busy.enter(op, "backend"); err != nil {
+		return nil, err
+	}
+	if b.ref != nil && b.ref.released() {
+		b.busy.leave()
+		return nil, &Error{Op: op, Msg: "backend used after Close", Err: ErrClosed}
+	}
+	return b.c, nil
 }
 
 // cptr returns the C backend, panicking with a *Error naming op when b is nil or closed.
@@ -145,12 +164,18 @@ func RegistryBufferType(i int) *BufferType {
 	return borrowedBufferType(C.ggml_backend_reg_get_default_buffer_type(C.size_t(i)))
 }
 
-// Close frees the backend (ggml_backend_free). It is idempotent and returns nil; closing a
-// borrowed backend does nothing.
+// Close frees the backend (ggml_backend_free). It is idempotent; closing a borrowed backend
+// does nothing. While another goroutine computes on the backend it frees nothing and returns an
+// error wrapping ErrBusy.
 func (b *Backend) Close() error {
-	if b != nil {
-		b.ref.release()
+	if b == nil {
+		return nil
 	}
+	if err := b.busy.enter("Backend.Close", "backend"); err != nil {
+		return err
+	}
+	defer b.busy.leave()
+	b.ref.release()
 	return nil
 }
 
@@ -168,7 +193,11 @@ func (b *Backend) IsCPU() bool {
 // (ggml_backend_cpu_set_n_threads). It returns an error for other backends or n <= 0.
 func (b *Backend) SetThreads(n int) error {
 	const op = "Backend.SetThreads"
-	c := b.cptr(op)
+	c, err := b.enter(op)
+	if err != nil {
+		return err
+	}
+	defer b.busy.leave()
 	if !bool(C.ggml_backend_is_cpu(c)) {
 		return &Error{Op: op, Msg: "not a CPU backend: " + b.Name()}
 	}
@@ -207,13 +236,38 @@ func (b *Backend) SupportsOp(t *Tensor) bool {
 }
 
 // Compute computes the graph on the backend (ggml_backend_graph_compute). Every tensor of the
-// graph must have memory the backend can use. Failures are returned as a *Error.
+// graph must have memory the backend can use. Failures are returned as a *Error, as are a
+// closed backend or graph (wrapping ErrClosed) and a call overlapping another compute on the
+// backend (wrapping ErrBusy).
 func (b *Backend) Compute(g *Graph) error {
-	const op = "Backend.Compute"
-	c := b.cptr(op)
-	gc := g.cptr(op)
+	return b.compute("Backend.Compute", g, nil)
+}
+
+func (b *Backend) compute(op string, g *Graph, cancel *cancelFlag) error {
+	c, err := b.enter(op)
+	if err != nil {
+		return err
+	}
+	defer b.busy.leave()
+	gc, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
+	if cancel != nil {
+		if err := cancel.err(); err != nil {
+			return &Error{Op: op, Msg: "cancelled: " + err.Error(), Err: err}
+		}
+		if bool(C.ggml_backend_is_cpu(c)) {
+			cancel.attachCPU(c)
+			defer cancel.detachCPU(c)
+		}
+	}
 	r := C.ggo_ggml_backend_graph_compute(c, gc)
 	msg := takeCError(r.err)
+	if r.v == 0 && cancel != nil && cancel.err() != nil {
+		customPanicError(op, gc) // clear any recorded panic state
+		return &Error{Op: op, Msg: "cancelled: " + cancel.err().Error(), Err: cancel.err()}
+	}
 	if r.v == 0 && msg == "" {
 		msg = "graph computation failed"
 	}
@@ -248,19 +302,31 @@ func CopyTensor(src, dst *Tensor) error {
 
 // GraphPlan is a graph prepared for repeated computation on one backend
 // (ggml_backend_graph_plan_t).
+//
+// A GraphPlan must be used by one goroutine at a time: a Compute overlapping another one on the
+// plan, or on its backend, fails with an error wrapping ErrBusy.
 type GraphPlan struct {
 	c       C.ggml_backend_graph_plan_t
 	backend *Backend
 	graph   *Graph
 	ref     *nativeRef
+	busy    inUse
 }
 
 // NewPlan prepares g for computation on the backend (ggml_backend_graph_plan_create). The plan
 // refers to g: keep g's context open while the plan is used.
 func (b *Backend) NewPlan(g *Graph) (*GraphPlan, error) {
 	const op = "Backend.NewPlan"
-	c := b.cptr(op)
-	r := C.ggo_ggml_backend_graph_plan_create(c, g.cptr(op))
+	c, err := b.enter(op)
+	if err != nil {
+		return nil, err
+	}
+	defer b.busy.leave()
+	gc, err := g.cptrErr(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.ggo_ggml_backend_graph_plan_create(c, gc)
 	msg := takeCError(r.err)
 	if r.p == nil {
 		if msg == "" {
@@ -279,23 +345,44 @@ func (b *Backend) NewPlan(g *Graph) (*GraphPlan, error) {
 	return p, nil
 }
 
-// Compute runs the plan (ggml_backend_graph_plan_compute).
+// Compute runs the plan (ggml_backend_graph_plan_compute). A closed plan, backend or graph is
+// reported as an error wrapping ErrClosed.
 func (p *GraphPlan) Compute() error {
 	const op = "GraphPlan.Compute"
-	if p == nil || p.ref.released() {
-		panic(&Error{Op: op, Msg: "plan used after Close", Err: ErrClosed})
+	if p == nil {
+		return &Error{Op: op, Msg: "nil *GraphPlan"}
 	}
-	c := p.backend.cptr(op)
-	gc := p.graph.cptr(op)
+	if err := p.busy.enter(op, "graph plan"); err != nil {
+		return err
+	}
+	defer p.busy.leave()
+	if p.ref.released() {
+		return &Error{Op: op, Msg: "plan used after Close", Err: ErrClosed}
+	}
+	c, err := p.backend.enter(op)
+	if err != nil {
+		return err
+	}
+	defer p.backend.busy.leave()
+	gc, err := p.graph.cptrErr(op)
+	if err != nil {
+		return err
+	}
 	msg := takeCError(C.ggo_ggml_backend_graph_plan_compute(c, p.c))
 	return computeResult(op, gc, msg)
 }
 
-// Close frees the plan (ggml_backend_graph_plan_free); idempotent, returns nil. Close plans
-// before their backend.
+// Close frees the plan (ggml_backend_graph_plan_free); idempotent. Close plans before their
+// backend. While another goroutine computes the plan it frees nothing and returns an error
+// wrapping ErrBusy.
 func (p *GraphPlan) Close() error {
-	if p != nil {
-		p.ref.release()
+	if p == nil {
+		return nil
 	}
+	if err := p.busy.enter("GraphPlan.Close", "graph plan"); err != nil {
+		return err
+	}
+	defer p.busy.leave()
+	p.ref.release()
 	return nil
 }

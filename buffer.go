@@ -135,7 +135,11 @@ func (bt *BufferType) IsHost() bool {
 func (bt *BufferType) AllocBuffer(size uint64) (*Buffer, error) {
 	const op = "BufferType.AllocBuffer"
 	r := C.ggo_ggml_backend_buft_alloc_buffer(bt.cptr(op), C.size_t(size))
-	return bufferResult(op, size, r)
+	buf, err := bufferResult(op, size, r)
+	if err != nil {
+		return nil, withAllocErr(err.(*Error), bt)
+	}
+	return buf, nil
 }
 
 // Buffer is a block of backend memory holding tensors (ggml_backend_buffer_t).
@@ -307,7 +311,11 @@ func AllocContextTensors(ctx *Context, b *Backend) (*Buffer, error) {
 func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (*Buffer, error) {
 	const op = "AllocContextTensorsFromBufferType"
 	r := C.ggo_ggml_backend_alloc_ctx_tensors_from_buft(ctx.cptr(op), bt.cptr(op))
-	return ctxBufferResult(op, ctx, r)
+	buf, err := ctxBufferResult(op, ctx, r)
+	if err != nil {
+		return nil, withAllocErr(err.(*Error), bt)
+	}
+	return buf, nil
 }
 
 func ctxBufferResult(op string, ctx *Context, r C.ggo_pres) (*Buffer, error) {
@@ -388,7 +396,11 @@ func NewTensorAllocator(buf *Buffer) (*TensorAllocator, error) {
 // and size (ggml_tallocr_new_from_buft); the buffer is freed with the allocator.
 func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (*TensorAllocator, error) {
 	const op = "NewTensorAllocatorFromBufferType"
-	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buft(bt.cptr(op), C.size_t(size)), nil)
+	ta, err := newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buft(bt.cptr(op), C.size_t(size)), nil)
+	if err != nil {
+		return nil, withAllocErr(err.(*Error), bt)
+	}
+	return ta, nil
 }
 
 // NewTensorAllocatorFromBackend creates an allocator with its own buffer of the backend's
@@ -478,10 +490,13 @@ func (a *TensorAllocator) Buffer() *Buffer {
 }
 
 // GraphAllocator assigns memory to the nodes of graphs through a TensorAllocator, reusing the
-// memory of intermediate results that are no longer needed (ggml_gallocr_t).
+// memory of intermediate results that are no longer needed (ggml_gallocr_t). It must be used by
+// one goroutine at a time: an AllocGraph overlapping another call on the same allocator fails
+// with an error wrapping ErrBusy.
 type GraphAllocator struct {
-	c   C.ggml_gallocr_t
-	ref *nativeRef
+	c    C.ggml_gallocr_t
+	ref  *nativeRef
+	busy inUse
 }
 
 // NewGraphAllocator creates a graph allocator (ggml_gallocr_new).
@@ -510,11 +525,17 @@ func (ga *GraphAllocator) cptr(op string) C.ggml_gallocr_t {
 	return ga.c
 }
 
-// Close frees the graph allocator (ggml_gallocr_free); idempotent, returns nil.
+// Close frees the graph allocator (ggml_gallocr_free); idempotent. While another goroutine is
+// inside AllocGraph it frees nothing and returns an error wrapping ErrBusy.
 func (ga *GraphAllocator) Close() error {
-	if ga != nil {
-		ga.ref.release()
+	if ga == nil {
+		return nil
 	}
+	if err := ga.busy.enter("GraphAllocator.Close", "graph allocator"); err != nil {
+		return err
+	}
+	defer ga.busy.leave()
+	ga.ref.release()
 	return nil
 }
 
@@ -524,9 +545,22 @@ func (ga *GraphAllocator) Close() error {
 // memory).
 func (ga *GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (uint64, error) {
 	const op = "GraphAllocator.AllocGraph"
-	c := ga.cptr(op)
+	if ga == nil || ga.c == nil {
+		return 0, &Error{Op: op, Msg: "nil *GraphAllocator"}
+	}
+	if err := ga.busy.enter(op, "graph allocator"); err != nil {
+		return 0, err
+	}
+	defer ga.busy.leave()
+	if ga.ref.released() {
+		return 0, &Error{Op: op, Msg: "graph allocator used after Close", Err: ErrClosed}
+	}
+	c := ga.c
 	tc := ta.cptr(op)
-	gc := g.cptr(op)
+	gc, err := g.cptrErr(op)
+	if err != nil {
+		return 0, err
+	}
 	r := C.ggo_ggml_gallocr_alloc_graph(c, tc, gc)
 	if msg := takeCError(r.err); msg != "" {
 		return 0, &Error{Op: op, Msg: msg}
@@ -542,7 +576,10 @@ func (ga *GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (uint64, err
 // SetParseSeq sets the order in which AllocGraph visits nodes (ggml_gallocr_set_parse_seq);
 // nil restores the graph order.
 func (ga *GraphAllocator) SetParseSeq(seq []int32) {
-	c := ga.cptr("GraphAllocator.SetParseSeq")
+	const op = "GraphAllocator.SetParseSeq"
+	c := ga.cptr(op)
+	ga.busy.mustEnter(op, "graph allocator")
+	defer ga.busy.leave()
 	if len(seq) == 0 {
 		C.ggml_gallocr_set_parse_seq(c, nil, 0)
 		return

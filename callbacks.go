@@ -16,7 +16,8 @@ package ggml
 
 /*
 #include <stdlib.h>
-#include "csrc/trampolines.h"
+#include "trampolines.h"
+#include "goexports.h"
 */
 import "C"
 
@@ -100,6 +101,9 @@ func goBuftAllocBuffer(h C.uintptr_t, size C.size_t) (bh C.uintptr_t) {
 	defer recoverToC("buffer type alloc_buffer")
 	st := bufTypeOf(h)
 	impl, err := st.impl.Alloc(uint64(size))
+	st.mu.Lock()
+	st.allocErr = err
+	st.mu.Unlock()
 	if err != nil {
 		setCError(fmt.Sprintf("%s: alloc_buffer(%d): %v", C.GoString(st.cname), uint64(size), err))
 		return 0
@@ -218,7 +222,7 @@ func goCustom(h C.uintptr_t, dst, a, b, c *C.struct_ggml_tensor, ith, nth C.int)
 	op := v.(*customOp)
 	defer func() {
 		if r := recover(); r != nil {
-			op.recordPanic(r, int(ith))
+			op.recordPanic(r, int(ith), C.GoString(&dst.name[0]))
 		}
 	}()
 	op.fn(tensorFromC(dst), tensorFromC(a), tensorFromC(b), tensorFromC(c), int(ith), int(nth))
@@ -241,5 +245,5 @@ func cTensorLabel(t *C.struct_ggml_tensor) string {
 	if t == nil {
 		return "nil tensor"
 	}
-	return fmt.Sprintf("%q [%d,%d,%d,%d] %s", C.GoString(&t.name[0]), int64(t.ne[0]), int64(t.ne[1]), int64(t.ne[2]), int64(t.ne[3]), Type(t._type))
+	return fmt.Sprintf("%q [%d %d %d %d] %s", C.GoString(&t.name[0]), int64(t.ne[0]), int64(t.ne[1]), int64(t.ne[2]), int64(t.ne[3]), Type(t._type))
 }

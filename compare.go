@@ -4,7 +4,7 @@ package ggml
 
 /*
 #include "ggml_go.h"
-#include "csrc/trampolines.h"
+#include "trampolines.h"
 
 static char * ggo_ggml_backend_graph_copy(ggml_backend_t b, struct ggml_cgraph * g, struct ggml_backend_graph_copy * out) {
     GGO_VCALL(*out = ggml_backend_graph_copy(b, g));

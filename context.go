@@ -20,22 +20,6 @@ import (
 	"weak"
 )
 
-func init() {
-	// No C call made by this package may abort the process: every failure is recorded and
-	// reported as a Go value instead (DESIGN.md section 3).
-	C.ggml_x_set_default_recoverable(C.bool(true))
-}
-
-// takeCError converts a message returned by a ggml_go.h helper to a string and frees it.
-func takeCError(p *C.char) string {
-	if p == nil {
-		return ""
-	}
-	s := C.GoString(p)
-	C.free(unsafe.Pointer(p))
-	return s
-}
-
 // Params configures NewContext.
 type Params struct {
 	// MemSize is the size of the context's arena in bytes: it holds the metadata of every
@@ -56,8 +40,12 @@ const DefaultMemSize = 16 << 20
 // created in a context live until the context is closed; using them afterwards panics with a
 // *Error wrapping ErrClosed.
 //
-// A Context, and the tensors and graphs in it, must be used by one goroutine at a time.
+// A Context, and the tensors and graphs in it, must be used by one goroutine at a time: an op
+// constructor, tensor creation, Compute or Close that overlaps another such call on the same
+// context fails (or, for methods without an error result, panics) with a *Error wrapping
+// ErrBusy instead of corrupting the arena.
 type Context struct {
+	busy    inUse
 	c       *C.struct_ggml_context
 	ref     *nativeRef  // nil for a borrowed context (owned by a C object, see newBorrowedContext)
 	dead    atomic.Bool // set by Close / invalidate
@@ -155,8 +143,10 @@ func (ctx *Context) invalidate() {
 	}
 }
 
-// Close frees the context and everything in it. Further use of its tensors and graphs panics.
-// Close is idempotent and always returns nil.
+// Close frees the context and everything in it. Further use of its tensors and graphs panics
+// (or, for methods that return an error, returns an error wrapping ErrClosed). Close is
+// idempotent; it returns an error wrapping ErrBusy, and frees nothing, while another goroutine
+// is inside one of the context's methods.
 func (ctx *Context) Close() error {
 	if ctx == nil {
 		return nil
@@ -165,6 +155,10 @@ func (ctx *Context) Close() error {
 		// borrowed: the owner frees it
 		return nil
 	}
+	if err := ctx.busy.enter("Context.Close", "context"); err != nil {
+		return err
+	}
+	defer ctx.busy.leave()
 	ctx.dead.Store(true)
 	ctx.ref.release()
 	ctx.mu.Lock()
@@ -188,6 +182,30 @@ func (ctx *Context) cptr(op string) *C.struct_ggml_context {
 		panic(&Error{Op: op, Msg: "context used after it was closed", Err: ErrClosed})
 	}
 	return ctx.c
+}
+
+// enter is cptr for the methods that create tensors or compute: it also marks the context in
+// use (the caller defers ctx.busy.leave()), panicking with a *Error wrapping ErrBusy when
+// another goroutine is inside such a method.
+func (ctx *Context) enter(op string) *C.struct_ggml_context {
+	c := ctx.cptr(op)
+	ctx.busy.mustEnter(op, "context")
+	return c
+}
+
+// enterErr is enter for methods that return an error: nil, closed or busy is returned.
+func (ctx *Context) enterErr(op string) (*C.struct_ggml_context, error) {
+	if ctx == nil {
+		return nil, &Error{Op: op, Msg: "nil *Context"}
+	}
+	if err := ctx.busy.enter(op, "context"); err != nil {
+		return nil, err
+	}
+	if ctx.dead.Load() {
+		ctx.busy.leave()
+		return nil, &Error{Op: op, Msg: "context used after it was closed", Err: ErrClosed}
+	}
+	return ctx.c, nil
 }
 
 // onClose registers f to run when the context is closed (or collected, or, for a borrowed

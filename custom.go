@@ -4,7 +4,7 @@ package ggml
 
 /*
 #include "ggml_go.h"
-#include "csrc/trampolines.h"
+#include "trampolines.h"
 
 static ggo_pres ggo_ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a, int n_tasks, uintptr_t h) {
     GGO_PCALL(ggml_map_custom1(ctx, a, ggml_go_custom1, n_tasks, (void *) h));
@@ -33,6 +33,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,28 +59,29 @@ type customOp struct {
 	name string
 
 	mu    sync.Mutex
-	panic string // first panic of the current compute, "" when none
+	panic *PanicError // first panic of the current compute, nil when none
 }
 
 // pendingPanics counts custom ops holding a panic not yet reported by a compute.
 var pendingPanics atomic.Int64
 
-func (op *customOp) recordPanic(r any, ith int) {
+func (op *customOp) recordPanic(r any, ith int, node string) {
+	stack := debug.Stack()
 	op.mu.Lock()
 	defer op.mu.Unlock()
-	if op.panic == "" {
-		op.panic = fmt.Sprintf("Go custom op %s panicked on thread %d: %v", op.name, ith, r)
+	if op.panic == nil {
+		op.panic = &PanicError{Op: op.name, Node: node, Thread: ith, Value: r, Stack: stack}
 		pendingPanics.Add(1)
 	}
 }
 
 // takePanic returns and clears the recorded panic.
-func (op *customOp) takePanic() string {
+func (op *customOp) takePanic() *PanicError {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	p := op.panic
-	if p != "" {
-		op.panic = ""
+	if p != nil {
+		op.panic = nil
 		pendingPanics.Add(-1)
 	}
 	return p
@@ -99,20 +101,24 @@ func customPanicError(op string, g *C.struct_ggml_cgraph) error {
 	hs := make([]C.uintptr_t, n)
 	C.ggml_go_graph_custom_handles(g, &hs[0], C.int(n))
 	var msgs []string
+	var first *PanicError
 	seen := map[C.uintptr_t]bool{}
 	for _, h := range hs {
 		if seen[h] {
 			continue
 		}
 		seen[h] = true
-		if p := customOpOf(h).takePanic(); p != "" {
-			msgs = append(msgs, p)
+		if p := customOpOf(h).takePanic(); p != nil {
+			msgs = append(msgs, strings.TrimPrefix(p.Error(), "ggml: "))
+			if first == nil {
+				first = p
+			}
 		}
 	}
 	if len(msgs) == 0 {
 		return nil
 	}
-	return &Error{Op: op, Msg: strings.Join(msgs, "; ")}
+	return &Error{Op: op, Msg: strings.Join(msgs, "; "), Err: first}
 }
 
 // customOps maps live custom op handles to their state (a handle of a closed context is gone).
@@ -127,7 +133,8 @@ func customOpOf(h C.uintptr_t) *customOp {
 
 // mapCustom creates the node through call and ties the handle of fn to the context.
 func (ctx *Context) mapCustom(op string, fn CustomFunc, nTasks int, operands []*Tensor, call func(c *C.struct_ggml_context, n C.int, h C.uintptr_t) C.ggo_pres) *Tensor {
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	names := []string{"a", "b", "c"}[:len(operands)]
 	for _, t := range operands {
 		t.cptr(op)

@@ -37,8 +37,18 @@ import (
 
 // storage checks that t has memory and returns the C tensor and whether it is in a buffer.
 func (t *Tensor) storage(op string) (*C.struct_ggml_tensor, bool, error) {
-	c := t.cptr(op)
+	if t == nil || t.c == nil {
+		return nil, false, &Error{Op: op, Msg: "nil *Tensor"}
+	}
+	if t.ctx != nil && t.ctx.dead.Load() {
+		return nil, false, &Error{Op: op, Msg: "tensor used after its context was closed", Err: ErrClosed}
+	}
+	c := t.c
 	if c.data == nil {
+		if c.padding[0] == C.GGO_DETACHED {
+			return nil, false, &Error{Op: op, Shapes: t.label(), Err: ErrClosed,
+				Msg: "the buffer holding the tensor was closed: keep the buffer open while its tensors are used, or place the tensor in another buffer"}
+		}
 		return nil, false, &Error{Op: op, Shapes: t.label(), Msg: "tensor has no data: allocate it first (a context without NoAlloc, AllocContextTensors, a TensorAllocator, ...)"}
 	}
 	return c, c.buffer != nil, nil
@@ -136,6 +146,9 @@ func (t *Tensor) transfer(op string, write bool, want Type, p unsafe.Pointer, n 
 // and have len(v) elements.
 func (t *Tensor) SetFloat32(v []float32) error {
 	const op = "SetFloat32"
+	if _, _, err := t.storage(op); err != nil {
+		return err
+	}
 	if t.Type() == TypeF16 {
 		return t.SetFloat16(Float16Slice(v))
 	}
@@ -145,6 +158,9 @@ func (t *Tensor) SetFloat32(v []float32) error {
 // Float32 reads the tensor's elements. The tensor must be F32, or F16 (values are converted).
 func (t *Tensor) Float32() ([]float32, error) {
 	const op = "Float32"
+	if _, _, err := t.storage(op); err != nil {
+		return nil, err
+	}
 	if t.Type() == TypeF16 {
 		h, err := t.Float16()
 		if err != nil {
@@ -166,6 +182,9 @@ func (t *Tensor) SetFloat16(v []Float16) error {
 
 // Float16 reads the elements of an F16 tensor.
 func (t *Tensor) Float16() ([]Float16, error) {
+	if _, _, err := t.storage("Float16"); err != nil {
+		return nil, err
+	}
 	out := make([]Float16, t.NumElements())
 	if err := t.transfer("Float16", false, TypeF16, sliceData(out), len(out), 2); err != nil {
 		return nil, err
@@ -180,6 +199,9 @@ func (t *Tensor) SetInt32(v []int32) error {
 
 // Int32 reads the elements of an I32 tensor.
 func (t *Tensor) Int32() ([]int32, error) {
+	if _, _, err := t.storage("Int32"); err != nil {
+		return nil, err
+	}
 	out := make([]int32, t.NumElements())
 	if err := t.transfer("Int32", false, TypeI32, sliceData(out), len(out), 4); err != nil {
 		return nil, err
@@ -194,6 +216,9 @@ func (t *Tensor) SetInt16(v []int16) error {
 
 // Int16 reads the elements of an I16 tensor.
 func (t *Tensor) Int16() ([]int16, error) {
+	if _, _, err := t.storage("Int16"); err != nil {
+		return nil, err
+	}
 	out := make([]int16, t.NumElements())
 	if err := t.transfer("Int16", false, TypeI16, sliceData(out), len(out), 2); err != nil {
 		return nil, err
@@ -208,6 +233,9 @@ func (t *Tensor) SetInt8(v []int8) error {
 
 // Int8 reads the elements of an I8 tensor.
 func (t *Tensor) Int8() ([]int8, error) {
+	if _, _, err := t.storage("Int8"); err != nil {
+		return nil, err
+	}
 	out := make([]int8, t.NumElements())
 	if err := t.transfer("Int8", false, TypeI8, sliceData(out), len(out), 1); err != nil {
 		return nil, err
@@ -224,6 +252,9 @@ func (t *Tensor) SetBytes(b []byte) error {
 // Bytes returns a copy of the tensor's raw memory (Nbytes bytes; the tensor must be
 // contiguous).
 func (t *Tensor) Bytes() ([]byte, error) {
+	if _, _, err := t.storage("Bytes"); err != nil {
+		return nil, err
+	}
 	out := make([]byte, t.Nbytes())
 	if err := t.rawBytes("Bytes", false, out); err != nil {
 		return nil, err
@@ -290,6 +321,9 @@ func (t *Tensor) SetZero() error {
 
 // Fill sets every element of an F32, F16, I32, I16 or I8 tensor to v (converted to the type).
 func (t *Tensor) Fill(v float32) error {
+	if _, _, err := t.storage("Fill"); err != nil {
+		return err
+	}
 	n := t.NumElements()
 	switch typ := t.Type(); typ {
 	case TypeF32, TypeF16:

@@ -39,13 +39,16 @@
 // # Concurrency
 //
 // A Context (with its tensors and graphs), a Backend or a Scheduler is used by one goroutine at
-// a time; distinct objects are independent and may be used in parallel.
+// a time; distinct objects are independent and may be used in parallel. A call that overlaps
+// another one on the same object fails with an error wrapping ErrBusy (or panics with it, for
+// methods without an error result) instead of corrupting memory.
 //
 // # Building
 //
-// The C library lives in ggml/ and is compiled into this package through cgo: every C source
-// file has a generated wrapper zggml_*.c in the package directory (see build/gen-cgo-units.sh,
-// run by `go generate`). Building the package therefore needs cgo (CGO_ENABLED=1) and a C
-// compiler; without cgo the package still compiles, but Available reports ErrNoCgo and every
-// entry point fails with it.
+// The C library lives in ggml/ and is compiled through cgo by one small Go package per C source
+// folder (ggml/src, ggml/src/cpu, ggml/src/ops, csrc), which this package imports (see
+// doc/design.md, "Build layout"). Building therefore needs cgo (CGO_ENABLED=1) and a C
+// compiler, and nothing else: `go get` and `go mod vendor` carry the C sources. Without cgo
+// every exported name still exists (stubs_nocgo.go), so programs compile; Available reports
+// ErrNoCgo, constructors return errors wrapping it and other entry points panic with it.
 package ggml

@@ -2,6 +2,7 @@ package ggml
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -10,6 +11,13 @@ var ErrNoCgo = errors.New("ggml: this package requires cgo (CGO_ENABLED=1) and a
 
 // ErrClosed is wrapped by the errors (and panics) that report use of a closed object.
 var ErrClosed = errors.New("ggml: object already closed")
+
+// ErrBusy is wrapped by the errors (and panics) that report an object entered by two
+// goroutines at once. Schedulers, backends, graph plans, graph allocators and contexts must be
+// used by one goroutine at a time; instead of letting a second goroutine corrupt the C state,
+// the entry points that mutate it detect the overlap (an atomic in-use flag) and refuse the
+// second call. Use one object per goroutine, or serialise the calls with a sync.Mutex.
+var ErrBusy = errors.New("ggml: object in use by another goroutine")
 
 // Error is the error type of the package. Construction mistakes (bad shapes, types or
 // parameters given to an op constructor, views out of range, use of a tensor whose context was
@@ -49,6 +57,29 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error {
 	return e.Err
+}
+
+// PanicError reports a panic in Go code that C called during a compute: the function of a Go
+// custom op (MapCustom1/2/3). The compute returns a *Error wrapping it; get it with errors.As.
+type PanicError struct {
+	Op     string // the constructor of the custom op, e.g. "MapCustom1"
+	Node   string // the name of the graph node whose function panicked
+	Thread int    // the worker thread's index (ith) that panicked
+	Value  any    // the value passed to panic
+	Stack  []byte // the panicking goroutine's stack (runtime/debug.Stack)
+}
+
+// Error returns "ggml: Go custom op Op (node "Node") panicked on thread Thread: Value".
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("ggml: Go custom op %s (node %q) panicked on thread %d: %v", e.Op, e.Node, e.Thread, e.Value)
+}
+
+// Unwrap returns the panic value when it is an error, so errors.Is/As see through the panic.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
 }
 
 // newError builds a *Error.

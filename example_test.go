@@ -87,7 +87,7 @@ func ExampleError() {
 	ctx.MulMat(ctx.NewTensor2D(ggml.TypeF32, 64, 4), ctx.NewTensor2D(ggml.TypeF32, 32, 4))
 	// Output:
 	// MulMat
-	// a=[64,4,1,1] f32, b=[32,4,1,1] f32
+	// a=[64 4 1 1] f32, b=[32 4 1 1] f32
 }
 
 // Quantize converts float32 rows to a block-quantized type; Dequantize converts back.

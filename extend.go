@@ -64,3 +64,15 @@ func WrapBackend(p unsafe.Pointer) (*Backend, error) {
 func WrapBufferType(p unsafe.Pointer) *BufferType {
 	return borrowedBufferType(C.ggml_backend_buffer_type_t(p))
 }
+
+// Native returns the backend's C ggml_backend_t, for packages that add backends or C code of
+// their own.
+func (b *Backend) Native() unsafe.Pointer {
+	return unsafe.Pointer(b.cptr("Backend.Native"))
+}
+
+// Native returns the buffer type's C ggml_backend_buffer_type_t, for packages that add
+// backends or C code of their own.
+func (bt *BufferType) Native() unsafe.Pointer {
+	return unsafe.Pointer(bt.cptr("BufferType.Native"))
+}

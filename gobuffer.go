@@ -7,7 +7,7 @@ package ggml
 #include <string.h>
 #include "ggml_go.h"
 #include "ggml-backend-impl.h"
-#include "csrc/trampolines.h"
+#include "trampolines.h"
 
 static bool ggo_tensor_is_host(const struct ggml_tensor * t) {
     ggml_backend_buffer_t b = t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
@@ -31,7 +31,8 @@ import (
 	"unsafe"
 )
 
-// BufferTypeImpl is implemented by Go values that define a buffer type (DESIGN.md section 8).
+// BufferTypeImpl is implemented by Go values that define a buffer type (doc/design.md,
+// "Go-implemented buffer types").
 // NewBufferType turns one into a *BufferType that every C path accepts: allocators,
 // AllocContextTensorsFromBufferType, a Scheduler's buffer types. The methods are called from C
 // (through the GGML_CALL trampolines of csrc/), possibly from several threads; a panic is
@@ -83,10 +84,35 @@ type goBufType struct {
 	cname *C.char
 	h     cgo.Handle
 
-	mu     sync.Mutex
-	nbuf   int  // live buffers of this type
-	closed bool // BufferType.Close (or its cleanup) ran
-	freed  bool
+	mu       sync.Mutex
+	nbuf     int  // live buffers of this type
+	closed   bool // BufferType.Close (or its cleanup) ran
+	freed    bool
+	allocErr error // the error of the last failed Alloc, until a Go wrapper takes it
+}
+
+// takeAllocErr returns (and forgets) the error of bt's last failed Alloc, when bt is a Go
+// buffer type whose Alloc failed; the Go wrappers that allocate wrap it into their *Error so
+// that errors.Is/As reach the implementation's error.
+func takeAllocErr(bt *BufferType) error {
+	st := goBufTypeOf(bt)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	err := st.allocErr
+	st.allocErr = nil
+	return err
+}
+
+// withAllocErr adds the error of bt's failed Alloc (if any) to e.
+func withAllocErr(e *Error, bt *BufferType) *Error {
+	if err := takeAllocErr(bt); err != nil {
+		e.Err = err
+		e.Msg = "the buffer type's Alloc failed: " + err.Error()
+	}
+	return e
 }
 
 // goBuffer is the Go state of a buffer of a Go-implemented buffer type.

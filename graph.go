@@ -92,6 +92,17 @@ func (g *Graph) cptr(op string) *C.struct_ggml_cgraph {
 	return g.c
 }
 
+// cptrErr is cptr for methods that return an error: nil or closed is reported, not panicked.
+func (g *Graph) cptrErr(op string) (*C.struct_ggml_cgraph, error) {
+	if g == nil || g.c == nil {
+		return nil, &Error{Op: op, Msg: "nil *Graph"}
+	}
+	if g.ctx != nil && g.ctx.dead.Load() {
+		return nil, &Error{Op: op, Msg: "graph used after its context was closed", Err: ErrClosed}
+	}
+	return g.c, nil
+}
+
 // graphFromC wraps a C graph stored in ctx (nil for nil).
 func graphFromC(ctx *Context, p *C.struct_ggml_cgraph) *Graph {
 	if p == nil {
@@ -110,7 +121,8 @@ func (ctx *Context) NewGraph() *Graph {
 // gradient slots when grads is set (ggml_new_graph_custom).
 func (ctx *Context) NewGraphCustom(size int, grads bool) *Graph {
 	const op = "NewGraphCustom"
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	if size < 0 {
 		panic(&Error{Op: op, Msg: fmt.Sprintf("negative graph size %d", size)})
 	}
@@ -292,8 +304,14 @@ func (g *Graph) Print(w io.Writer) error {
 // Failures (an unsupported op, missing data) are returned as a *Error.
 func (ctx *Context) Compute(g *Graph, nThreads int) error {
 	const op = "Compute"
-	ctx.cptr(op)
-	c := g.cptr(op)
+	if _, err := ctx.enterErr(op); err != nil {
+		return err
+	}
+	defer ctx.busy.leave()
+	c, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
 	if nThreads <= 0 {
 		nThreads = runtime.NumCPU()
 	}
@@ -305,8 +323,15 @@ func (ctx *Context) Compute(g *Graph, nThreads int) error {
 // context's arena (ggml_graph_compute_with_ctx): each call uses more of the arena.
 func (ctx *Context) ComputeWithContext(g *Graph, nThreads int) error {
 	const op = "ComputeWithContext"
-	cc := ctx.cptr(op)
-	c := g.cptr(op)
+	cc, err := ctx.enterErr(op)
+	if err != nil {
+		return err
+	}
+	defer ctx.busy.leave()
+	c, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
 	if nThreads <= 0 {
 		nThreads = runtime.NumCPU()
 	}
@@ -320,7 +345,7 @@ func computeResult(op string, g *C.struct_ggml_cgraph, msg string) error {
 	perr := customPanicError(op, g)
 	switch {
 	case msg != "" && perr != nil:
-		return &Error{Op: op, Msg: msg + "; " + perr.(*Error).Msg}
+		return &Error{Op: op, Msg: msg + "; " + perr.(*Error).Msg, Err: perr.(*Error).Err}
 	case msg != "":
 		return &Error{Op: op, Msg: msg}
 	}

@@ -130,35 +130,45 @@ var _ = fmt.Sprintf
 // Dup returns a copy of a (ggml_dup).
 func (ctx *Context) Dup(a *Tensor) *Tensor {
 	const opName = "Dup"
-	r := C.ggo_ggml_dup(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_dup(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // DupInplace is Dup computed in a's memory: the result is a view of a (ggml_dup_inplace).
 func (ctx *Context) DupInplace(a *Tensor) *Tensor {
 	const opName = "DupInplace"
-	r := C.ggo_ggml_dup_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_dup_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Add returns a + b, with b broadcast over a (b's extents divide a's) (ggml_add).
 func (ctx *Context) Add(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Add"
-	r := C.ggo_ggml_add(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_add(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // AddInplace is Add computed in a's memory: the result is a view of a (ggml_add_inplace).
 func (ctx *Context) AddInplace(a *Tensor, b *Tensor) *Tensor {
 	const opName = "AddInplace"
-	r := C.ggo_ggml_add_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_add_inplace(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // AddCast returns a + b stored as the given type (ggml_add_cast).
 func (ctx *Context) AddCast(a *Tensor, b *Tensor, typ Type) *Tensor {
 	const opName = "AddCast"
-	r := C.ggo_ggml_add_cast(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.enum_ggml_type(typ))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_add_cast(c, a.cptr(opName), b.cptr(opName), C.enum_ggml_type(typ))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("typ=%v", typ))
 	})
@@ -167,21 +177,27 @@ func (ctx *Context) AddCast(a *Tensor, b *Tensor, typ Type) *Tensor {
 // Add1 returns a + b, where b is a one-element tensor (ggml_add1).
 func (ctx *Context) Add1(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Add1"
-	r := C.ggo_ggml_add1(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_add1(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Add1Inplace is Add1 computed in a's memory: the result is a view of a (ggml_add1_inplace).
 func (ctx *Context) Add1Inplace(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Add1Inplace"
-	r := C.ggo_ggml_add1_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_add1_inplace(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Acc returns a copy of a where the strided window (nb1, nb2, nb3, offset bytes) of a has b added (ggml_acc).
 func (ctx *Context) Acc(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3 uint64, offset uint64) *Tensor {
 	const opName = "Acc"
-	r := C.ggo_ggml_acc(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_acc(c, a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nb1=%v, nb2=%v, nb3=%v, offset=%v", nb1, nb2, nb3, offset))
 	})
@@ -190,7 +206,9 @@ func (ctx *Context) Acc(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3 uint64
 // AccInplace is Acc computed in a's memory: the result is a view of a (ggml_acc_inplace).
 func (ctx *Context) AccInplace(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3 uint64, offset uint64) *Tensor {
 	const opName = "AccInplace"
-	r := C.ggo_ggml_acc_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_acc_inplace(c, a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nb1=%v, nb2=%v, nb3=%v, offset=%v", nb1, nb2, nb3, offset))
 	})
@@ -199,224 +217,288 @@ func (ctx *Context) AccInplace(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3
 // Sub returns a - b, with b broadcast over a (ggml_sub).
 func (ctx *Context) Sub(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Sub"
-	r := C.ggo_ggml_sub(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sub(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // SubInplace is Sub computed in a's memory: the result is a view of a (ggml_sub_inplace).
 func (ctx *Context) SubInplace(a *Tensor, b *Tensor) *Tensor {
 	const opName = "SubInplace"
-	r := C.ggo_ggml_sub_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sub_inplace(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Mul returns a * b element-wise, with b broadcast over a (ggml_mul).
 func (ctx *Context) Mul(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Mul"
-	r := C.ggo_ggml_mul(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_mul(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // MulInplace is Mul computed in a's memory: the result is a view of a (ggml_mul_inplace).
 func (ctx *Context) MulInplace(a *Tensor, b *Tensor) *Tensor {
 	const opName = "MulInplace"
-	r := C.ggo_ggml_mul_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_mul_inplace(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Div returns a / b element-wise, with b broadcast over a (ggml_div).
 func (ctx *Context) Div(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Div"
-	r := C.ggo_ggml_div(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_div(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // DivInplace is Div computed in a's memory: the result is a view of a (ggml_div_inplace).
 func (ctx *Context) DivInplace(a *Tensor, b *Tensor) *Tensor {
 	const opName = "DivInplace"
-	r := C.ggo_ggml_div_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_div_inplace(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Sqr returns a squared element-wise (ggml_sqr).
 func (ctx *Context) Sqr(a *Tensor) *Tensor {
 	const opName = "Sqr"
-	r := C.ggo_ggml_sqr(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sqr(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SqrInplace is Sqr computed in a's memory: the result is a view of a (ggml_sqr_inplace).
 func (ctx *Context) SqrInplace(a *Tensor) *Tensor {
 	const opName = "SqrInplace"
-	r := C.ggo_ggml_sqr_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sqr_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Sqrt returns the element-wise square root of a (ggml_sqrt).
 func (ctx *Context) Sqrt(a *Tensor) *Tensor {
 	const opName = "Sqrt"
-	r := C.ggo_ggml_sqrt(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sqrt(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SqrtInplace is Sqrt computed in a's memory: the result is a view of a (ggml_sqrt_inplace).
 func (ctx *Context) SqrtInplace(a *Tensor) *Tensor {
 	const opName = "SqrtInplace"
-	r := C.ggo_ggml_sqrt_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sqrt_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Log returns the element-wise natural logarithm of a (ggml_log).
 func (ctx *Context) Log(a *Tensor) *Tensor {
 	const opName = "Log"
-	r := C.ggo_ggml_log(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_log(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // LogInplace is Log computed in a's memory: the result is a view of a (ggml_log_inplace).
 func (ctx *Context) LogInplace(a *Tensor) *Tensor {
 	const opName = "LogInplace"
-	r := C.ggo_ggml_log_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_log_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Sum returns the sum of all elements of a as a one-element tensor (ggml_sum).
 func (ctx *Context) Sum(a *Tensor) *Tensor {
 	const opName = "Sum"
-	r := C.ggo_ggml_sum(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sum(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SumRows returns the sum of each row: [n0,n1,n2,n3] -> [1,n1,n2,n3] (ggml_sum_rows).
 func (ctx *Context) SumRows(a *Tensor) *Tensor {
 	const opName = "SumRows"
-	r := C.ggo_ggml_sum_rows(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sum_rows(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Mean returns the mean of each row: [n0,n1,n2,n3] -> [1,n1,n2,n3] (ggml_mean).
 func (ctx *Context) Mean(a *Tensor) *Tensor {
 	const opName = "Mean"
-	r := C.ggo_ggml_mean(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_mean(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Argmax returns the index of the largest element of each row of the matrix a (I32) (ggml_argmax).
 func (ctx *Context) Argmax(a *Tensor) *Tensor {
 	const opName = "Argmax"
-	r := C.ggo_ggml_argmax(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_argmax(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Repeat returns a tiled to the shape of b (each extent of b a multiple of a's) (ggml_repeat).
 func (ctx *Context) Repeat(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Repeat"
-	r := C.ggo_ggml_repeat(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_repeat(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Concat returns a and b joined along dimension 2 (ggml_concat).
 func (ctx *Context) Concat(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Concat"
-	r := C.ggo_ggml_concat(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_concat(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Abs returns |a| element-wise (ggml_abs).
 func (ctx *Context) Abs(a *Tensor) *Tensor {
 	const opName = "Abs"
-	r := C.ggo_ggml_abs(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_abs(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // AbsInplace is Abs computed in a's memory: the result is a view of a (ggml_abs_inplace).
 func (ctx *Context) AbsInplace(a *Tensor) *Tensor {
 	const opName = "AbsInplace"
-	r := C.ggo_ggml_abs_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_abs_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Sgn returns the sign of a (-1, 0 or 1) element-wise (ggml_sgn).
 func (ctx *Context) Sgn(a *Tensor) *Tensor {
 	const opName = "Sgn"
-	r := C.ggo_ggml_sgn(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sgn(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SgnInplace is Sgn computed in a's memory: the result is a view of a (ggml_sgn_inplace).
 func (ctx *Context) SgnInplace(a *Tensor) *Tensor {
 	const opName = "SgnInplace"
-	r := C.ggo_ggml_sgn_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_sgn_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Neg returns -a (ggml_neg).
 func (ctx *Context) Neg(a *Tensor) *Tensor {
 	const opName = "Neg"
-	r := C.ggo_ggml_neg(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_neg(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // NegInplace is Neg computed in a's memory: the result is a view of a (ggml_neg_inplace).
 func (ctx *Context) NegInplace(a *Tensor) *Tensor {
 	const opName = "NegInplace"
-	r := C.ggo_ggml_neg_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_neg_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Step returns 1 where a > 0 and 0 elsewhere (ggml_step).
 func (ctx *Context) Step(a *Tensor) *Tensor {
 	const opName = "Step"
-	r := C.ggo_ggml_step(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_step(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // StepInplace is Step computed in a's memory: the result is a view of a (ggml_step_inplace).
 func (ctx *Context) StepInplace(a *Tensor) *Tensor {
 	const opName = "StepInplace"
-	r := C.ggo_ggml_step_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_step_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Tanh returns tanh(a) element-wise (ggml_tanh).
 func (ctx *Context) Tanh(a *Tensor) *Tensor {
 	const opName = "Tanh"
-	r := C.ggo_ggml_tanh(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_tanh(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // TanhInplace is Tanh computed in a's memory: the result is a view of a (ggml_tanh_inplace).
 func (ctx *Context) TanhInplace(a *Tensor) *Tensor {
 	const opName = "TanhInplace"
-	r := C.ggo_ggml_tanh_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_tanh_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Elu returns the ELU of a (x for x > 0, exp(x)-1 otherwise) (ggml_elu).
 func (ctx *Context) Elu(a *Tensor) *Tensor {
 	const opName = "Elu"
-	r := C.ggo_ggml_elu(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_elu(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // EluInplace is Elu computed in a's memory: the result is a view of a (ggml_elu_inplace).
 func (ctx *Context) EluInplace(a *Tensor) *Tensor {
 	const opName = "EluInplace"
-	r := C.ggo_ggml_elu_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_elu_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Relu returns max(a, 0) element-wise (ggml_relu).
 func (ctx *Context) Relu(a *Tensor) *Tensor {
 	const opName = "Relu"
-	r := C.ggo_ggml_relu(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_relu(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // LeakyRelu returns a where a > 0 and negativeSlope*a elsewhere (ggml_leaky_relu).
 func (ctx *Context) LeakyRelu(a *Tensor, negativeSlope float32) *Tensor {
 	const opName = "LeakyRelu"
-	r := C.ggo_ggml_leaky_relu(ctx.cptr(opName), a.cptr(opName), C.float(negativeSlope), C.bool(false))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_leaky_relu(c, a.cptr(opName), C.float(negativeSlope), C.bool(false))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("negativeSlope=%v", negativeSlope))
 	})
@@ -425,7 +507,9 @@ func (ctx *Context) LeakyRelu(a *Tensor, negativeSlope float32) *Tensor {
 // LeakyReluInplace is LeakyRelu computed in a's memory: the result is a view of a (ggml_leaky_relu).
 func (ctx *Context) LeakyReluInplace(a *Tensor, negativeSlope float32) *Tensor {
 	const opName = "LeakyReluInplace"
-	r := C.ggo_ggml_leaky_relu(ctx.cptr(opName), a.cptr(opName), C.float(negativeSlope), C.bool(true))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_leaky_relu(c, a.cptr(opName), C.float(negativeSlope), C.bool(true))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("negativeSlope=%v", negativeSlope))
 	})
@@ -434,56 +518,72 @@ func (ctx *Context) LeakyReluInplace(a *Tensor, negativeSlope float32) *Tensor {
 // ReluInplace is Relu computed in a's memory: the result is a view of a (ggml_relu_inplace).
 func (ctx *Context) ReluInplace(a *Tensor) *Tensor {
 	const opName = "ReluInplace"
-	r := C.ggo_ggml_relu_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_relu_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Gelu returns the GELU of a (tanh approximation) (ggml_gelu).
 func (ctx *Context) Gelu(a *Tensor) *Tensor {
 	const opName = "Gelu"
-	r := C.ggo_ggml_gelu(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_gelu(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // GeluInplace is Gelu computed in a's memory: the result is a view of a (ggml_gelu_inplace).
 func (ctx *Context) GeluInplace(a *Tensor) *Tensor {
 	const opName = "GeluInplace"
-	r := C.ggo_ggml_gelu_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_gelu_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // GeluQuick returns the quick GELU of a, x*sigmoid(1.702x) (ggml_gelu_quick).
 func (ctx *Context) GeluQuick(a *Tensor) *Tensor {
 	const opName = "GeluQuick"
-	r := C.ggo_ggml_gelu_quick(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_gelu_quick(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // GeluQuickInplace is GeluQuick computed in a's memory: the result is a view of a (ggml_gelu_quick_inplace).
 func (ctx *Context) GeluQuickInplace(a *Tensor) *Tensor {
 	const opName = "GeluQuickInplace"
-	r := C.ggo_ggml_gelu_quick_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_gelu_quick_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Silu returns the SiLU of a, x*sigmoid(x) (ggml_silu).
 func (ctx *Context) Silu(a *Tensor) *Tensor {
 	const opName = "Silu"
-	r := C.ggo_ggml_silu(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_silu(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SiluInplace is Silu computed in a's memory: the result is a view of a (ggml_silu_inplace).
 func (ctx *Context) SiluInplace(a *Tensor) *Tensor {
 	const opName = "SiluInplace"
-	r := C.ggo_ggml_silu_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_silu_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Norm normalises each row of a to zero mean and unit variance (eps added to the variance) (ggml_norm).
 func (ctx *Context) Norm(a *Tensor, eps float32) *Tensor {
 	const opName = "Norm"
-	r := C.ggo_ggml_norm(ctx.cptr(opName), a.cptr(opName), C.float(eps))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_norm(c, a.cptr(opName), C.float(eps))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("eps=%v", eps))
 	})
@@ -492,7 +592,9 @@ func (ctx *Context) Norm(a *Tensor, eps float32) *Tensor {
 // NormInplace is Norm computed in a's memory: the result is a view of a (ggml_norm_inplace).
 func (ctx *Context) NormInplace(a *Tensor, eps float32) *Tensor {
 	const opName = "NormInplace"
-	r := C.ggo_ggml_norm_inplace(ctx.cptr(opName), a.cptr(opName), C.float(eps))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_norm_inplace(c, a.cptr(opName), C.float(eps))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("eps=%v", eps))
 	})
@@ -501,7 +603,9 @@ func (ctx *Context) NormInplace(a *Tensor, eps float32) *Tensor {
 // RMSNorm divides each row of a by its root mean square (eps added to the mean square) (ggml_rms_norm).
 func (ctx *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	const opName = "RMSNorm"
-	r := C.ggo_ggml_rms_norm(ctx.cptr(opName), a.cptr(opName), C.float(eps))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_rms_norm(c, a.cptr(opName), C.float(eps))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("eps=%v", eps))
 	})
@@ -510,7 +614,9 @@ func (ctx *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 // RMSNormInplace is RMSNorm computed in a's memory: the result is a view of a (ggml_rms_norm_inplace).
 func (ctx *Context) RMSNormInplace(a *Tensor, eps float32) *Tensor {
 	const opName = "RMSNormInplace"
-	r := C.ggo_ggml_rms_norm_inplace(ctx.cptr(opName), a.cptr(opName), C.float(eps))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_rms_norm_inplace(c, a.cptr(opName), C.float(eps))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("eps=%v", eps))
 	})
@@ -519,7 +625,9 @@ func (ctx *Context) RMSNormInplace(a *Tensor, eps float32) *Tensor {
 // GroupNorm normalises a over groups of channels (dimension 2 split into nGroups groups) (ggml_group_norm).
 func (ctx *Context) GroupNorm(a *Tensor, nGroups int) *Tensor {
 	const opName = "GroupNorm"
-	r := C.ggo_ggml_group_norm(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nGroups", nGroups))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_group_norm(c, a.cptr(opName), cInt(opName, "nGroups", nGroups))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nGroups=%v", nGroups))
 	})
@@ -528,7 +636,9 @@ func (ctx *Context) GroupNorm(a *Tensor, nGroups int) *Tensor {
 // GroupNormInplace is GroupNorm computed in a's memory: the result is a view of a (ggml_group_norm_inplace).
 func (ctx *Context) GroupNormInplace(a *Tensor, nGroups int) *Tensor {
 	const opName = "GroupNormInplace"
-	r := C.ggo_ggml_group_norm_inplace(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nGroups", nGroups))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_group_norm_inplace(c, a.cptr(opName), cInt(opName, "nGroups", nGroups))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nGroups=%v", nGroups))
 	})
@@ -537,35 +647,45 @@ func (ctx *Context) GroupNormInplace(a *Tensor, nGroups int) *Tensor {
 // MulMat returns the matrix product: result[i1][i0] = dot(row i0 of a, row i1 of b); a is [K,M,..], b is [K,N,..], the result [M,N,..] F32; a's dimensions 2-3 broadcast over b's (ggml_mul_mat).
 func (ctx *Context) MulMat(a *Tensor, b *Tensor) *Tensor {
 	const opName = "MulMat"
-	r := C.ggo_ggml_mul_mat(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_mul_mat(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // OutProd returns the outer products of a [M,K] and b [N,K] summed over K: [M,N] (ggml_out_prod).
 func (ctx *Context) OutProd(a *Tensor, b *Tensor) *Tensor {
 	const opName = "OutProd"
-	r := C.ggo_ggml_out_prod(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_out_prod(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Scale returns a * s (ggml_scale).
 func (ctx *Context) Scale(a *Tensor, s float32) *Tensor {
 	const opName = "Scale"
-	r := C.ggo_ggml_scale(ctx.cptr(opName), a.cptr(opName), C.float(s))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_scale(c, a.cptr(opName), C.float(s))
 	return ctx.opResult(opName, r, func() string { return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("s=%v", s)) })
 }
 
 // ScaleInplace is Scale computed in a's memory: the result is a view of a (ggml_scale_inplace).
 func (ctx *Context) ScaleInplace(a *Tensor, s float32) *Tensor {
 	const opName = "ScaleInplace"
-	r := C.ggo_ggml_scale_inplace(ctx.cptr(opName), a.cptr(opName), C.float(s))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_scale_inplace(c, a.cptr(opName), C.float(s))
 	return ctx.opResult(opName, r, func() string { return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("s=%v", s)) })
 }
 
 // Set returns a copy of a whose strided window (nb1, nb2, nb3, offset bytes) is overwritten by b (ggml_set).
 func (ctx *Context) Set(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3 uint64, offset uint64) *Tensor {
 	const opName = "Set"
-	r := C.ggo_ggml_set(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_set(c, a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nb1=%v, nb2=%v, nb3=%v, offset=%v", nb1, nb2, nb3, offset))
 	})
@@ -574,7 +694,9 @@ func (ctx *Context) Set(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3 uint64
 // SetInplace is Set computed in a's memory: the result is a view of a (ggml_set_inplace).
 func (ctx *Context) SetInplace(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3 uint64, offset uint64) *Tensor {
 	const opName = "SetInplace"
-	r := C.ggo_ggml_set_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_set_inplace(c, a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nb1=%v, nb2=%v, nb3=%v, offset=%v", nb1, nb2, nb3, offset))
 	})
@@ -583,7 +705,9 @@ func (ctx *Context) SetInplace(a *Tensor, b *Tensor, nb1 uint64, nb2 uint64, nb3
 // Set1D returns a copy of a with b written at byte offset offset (ggml_set_1d).
 func (ctx *Context) Set1D(a *Tensor, b *Tensor, offset uint64) *Tensor {
 	const opName = "Set1D"
-	r := C.ggo_ggml_set_1d(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_set_1d(c, a.cptr(opName), b.cptr(opName), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("offset=%v", offset))
 	})
@@ -592,7 +716,9 @@ func (ctx *Context) Set1D(a *Tensor, b *Tensor, offset uint64) *Tensor {
 // Set1DInplace is Set1D computed in a's memory: the result is a view of a (ggml_set_1d_inplace).
 func (ctx *Context) Set1DInplace(a *Tensor, b *Tensor, offset uint64) *Tensor {
 	const opName = "Set1DInplace"
-	r := C.ggo_ggml_set_1d_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_set_1d_inplace(c, a.cptr(opName), b.cptr(opName), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("offset=%v", offset))
 	})
@@ -601,7 +727,9 @@ func (ctx *Context) Set1DInplace(a *Tensor, b *Tensor, offset uint64) *Tensor {
 // Set2D returns a copy of a whose 2-D window (row stride nb1, offset bytes) is overwritten by b (ggml_set_2d).
 func (ctx *Context) Set2D(a *Tensor, b *Tensor, nb1 uint64, offset uint64) *Tensor {
 	const opName = "Set2D"
-	r := C.ggo_ggml_set_2d(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_set_2d(c, a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nb1=%v, offset=%v", nb1, offset))
 	})
@@ -610,7 +738,9 @@ func (ctx *Context) Set2D(a *Tensor, b *Tensor, nb1 uint64, offset uint64) *Tens
 // Set2DInplace is Set2D computed in a's memory: the result is a view of a (ggml_set_2d_inplace).
 func (ctx *Context) Set2DInplace(a *Tensor, b *Tensor, nb1 uint64, offset uint64) *Tensor {
 	const opName = "Set2DInplace"
-	r := C.ggo_ggml_set_2d_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_set_2d_inplace(c, a.cptr(opName), b.cptr(opName), C.size_t(nb1), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nb1=%v, offset=%v", nb1, offset))
 	})
@@ -619,14 +749,18 @@ func (ctx *Context) Set2DInplace(a *Tensor, b *Tensor, nb1 uint64, offset uint64
 // Cpy copies a into b's memory, converting the type; the result is a view of b (ggml_cpy).
 func (ctx *Context) Cpy(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Cpy"
-	r := C.ggo_ggml_cpy(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cpy(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Cast returns a converted to the given type (ggml_cast).
 func (ctx *Context) Cast(a *Tensor, typ Type) *Tensor {
 	const opName = "Cast"
-	r := C.ggo_ggml_cast(ctx.cptr(opName), a.cptr(opName), C.enum_ggml_type(typ))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cast(c, a.cptr(opName), C.enum_ggml_type(typ))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("typ=%v", typ))
 	})
@@ -635,14 +769,18 @@ func (ctx *Context) Cast(a *Tensor, typ Type) *Tensor {
 // Cont returns a dense copy of a (ggml_cont).
 func (ctx *Context) Cont(a *Tensor) *Tensor {
 	const opName = "Cont"
-	r := C.ggo_ggml_cont(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cont(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // Cont1D returns a dense copy of a with the given shape (same element count) (ggml_cont_1d).
 func (ctx *Context) Cont1D(a *Tensor, ne0 int64) *Tensor {
 	const opName = "Cont1D"
-	r := C.ggo_ggml_cont_1d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cont_1d(c, a.cptr(opName), C.int64_t(ne0))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v", ne0))
 	})
@@ -651,7 +789,9 @@ func (ctx *Context) Cont1D(a *Tensor, ne0 int64) *Tensor {
 // Cont2D returns a dense copy of a with the given shape (same element count) (ggml_cont_2d).
 func (ctx *Context) Cont2D(a *Tensor, ne0 int64, ne1 int64) *Tensor {
 	const opName = "Cont2D"
-	r := C.ggo_ggml_cont_2d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cont_2d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v", ne0, ne1))
 	})
@@ -660,7 +800,9 @@ func (ctx *Context) Cont2D(a *Tensor, ne0 int64, ne1 int64) *Tensor {
 // Cont3D returns a dense copy of a with the given shape (same element count) (ggml_cont_3d).
 func (ctx *Context) Cont3D(a *Tensor, ne0 int64, ne1 int64, ne2 int64) *Tensor {
 	const opName = "Cont3D"
-	r := C.ggo_ggml_cont_3d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cont_3d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, ne2=%v", ne0, ne1, ne2))
 	})
@@ -669,7 +811,9 @@ func (ctx *Context) Cont3D(a *Tensor, ne0 int64, ne1 int64, ne2 int64) *Tensor {
 // Cont4D returns a dense copy of a with the given shape (same element count) (ggml_cont_4d).
 func (ctx *Context) Cont4D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, ne3 int64) *Tensor {
 	const opName = "Cont4D"
-	r := C.ggo_ggml_cont_4d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_cont_4d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, ne2=%v, ne3=%v", ne0, ne1, ne2, ne3))
 	})
@@ -678,14 +822,18 @@ func (ctx *Context) Cont4D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, ne3 int64
 // Reshape returns a view of the contiguous a with b's shape (ggml_reshape).
 func (ctx *Context) Reshape(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Reshape"
-	r := C.ggo_ggml_reshape(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_reshape(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Reshape1D returns a view of the contiguous a with the given shape (ggml_reshape_1d).
 func (ctx *Context) Reshape1D(a *Tensor, ne0 int64) *Tensor {
 	const opName = "Reshape1D"
-	r := C.ggo_ggml_reshape_1d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_reshape_1d(c, a.cptr(opName), C.int64_t(ne0))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v", ne0))
 	})
@@ -694,7 +842,9 @@ func (ctx *Context) Reshape1D(a *Tensor, ne0 int64) *Tensor {
 // Reshape2D returns a view of the contiguous a with the given shape (ggml_reshape_2d).
 func (ctx *Context) Reshape2D(a *Tensor, ne0 int64, ne1 int64) *Tensor {
 	const opName = "Reshape2D"
-	r := C.ggo_ggml_reshape_2d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_reshape_2d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v", ne0, ne1))
 	})
@@ -703,7 +853,9 @@ func (ctx *Context) Reshape2D(a *Tensor, ne0 int64, ne1 int64) *Tensor {
 // Reshape3D returns a view of the contiguous a with the given shape (ggml_reshape_3d).
 func (ctx *Context) Reshape3D(a *Tensor, ne0 int64, ne1 int64, ne2 int64) *Tensor {
 	const opName = "Reshape3D"
-	r := C.ggo_ggml_reshape_3d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_reshape_3d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, ne2=%v", ne0, ne1, ne2))
 	})
@@ -712,7 +864,9 @@ func (ctx *Context) Reshape3D(a *Tensor, ne0 int64, ne1 int64, ne2 int64) *Tenso
 // Reshape4D returns a view of the contiguous a with the given shape (ggml_reshape_4d).
 func (ctx *Context) Reshape4D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, ne3 int64) *Tensor {
 	const opName = "Reshape4D"
-	r := C.ggo_ggml_reshape_4d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_reshape_4d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, ne2=%v, ne3=%v", ne0, ne1, ne2, ne3))
 	})
@@ -721,7 +875,9 @@ func (ctx *Context) Reshape4D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, ne3 in
 // View1D returns a view of ne0 elements of a starting at byte offset offset (ggml_view_1d).
 func (ctx *Context) View1D(a *Tensor, ne0 int64, offset uint64) *Tensor {
 	const opName = "View1D"
-	r := C.ggo_ggml_view_1d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_view_1d(c, a.cptr(opName), C.int64_t(ne0), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, offset=%v", ne0, offset))
 	})
@@ -730,7 +886,9 @@ func (ctx *Context) View1D(a *Tensor, ne0 int64, offset uint64) *Tensor {
 // View2D returns a strided view of a (row stride nb1, start at byte offset offset) (ggml_view_2d).
 func (ctx *Context) View2D(a *Tensor, ne0 int64, ne1 int64, nb1 uint64, offset uint64) *Tensor {
 	const opName = "View2D"
-	r := C.ggo_ggml_view_2d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_view_2d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, nb1=%v, offset=%v", ne0, ne1, nb1, offset))
 	})
@@ -739,7 +897,9 @@ func (ctx *Context) View2D(a *Tensor, ne0 int64, ne1 int64, nb1 uint64, offset u
 // View3D returns a strided view of a (strides nb1, nb2, start at byte offset offset) (ggml_view_3d).
 func (ctx *Context) View3D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, nb1 uint64, nb2 uint64, offset uint64) *Tensor {
 	const opName = "View3D"
-	r := C.ggo_ggml_view_3d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.size_t(nb1), C.size_t(nb2), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_view_3d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.size_t(nb1), C.size_t(nb2), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, ne2=%v, nb1=%v, nb2=%v, offset=%v", ne0, ne1, ne2, nb1, nb2, offset))
 	})
@@ -748,7 +908,9 @@ func (ctx *Context) View3D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, nb1 uint6
 // View4D returns a strided view of a (strides nb1, nb2, nb3, start at byte offset offset) (ggml_view_4d).
 func (ctx *Context) View4D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, ne3 int64, nb1 uint64, nb2 uint64, nb3 uint64, offset uint64) *Tensor {
 	const opName = "View4D"
-	r := C.ggo_ggml_view_4d(ctx.cptr(opName), a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_view_4d(c, a.cptr(opName), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3), C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("ne0=%v, ne1=%v, ne2=%v, ne3=%v, nb1=%v, nb2=%v, nb3=%v, offset=%v", ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset))
 	})
@@ -757,7 +919,9 @@ func (ctx *Context) View4D(a *Tensor, ne0 int64, ne1 int64, ne2 int64, ne3 int64
 // Permute returns a view of a whose dimension i becomes dimension axis_i (ggml_permute).
 func (ctx *Context) Permute(a *Tensor, axis0 int, axis1 int, axis2 int, axis3 int) *Tensor {
 	const opName = "Permute"
-	r := C.ggo_ggml_permute(ctx.cptr(opName), a.cptr(opName), cInt(opName, "axis0", axis0), cInt(opName, "axis1", axis1), cInt(opName, "axis2", axis2), cInt(opName, "axis3", axis3))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_permute(c, a.cptr(opName), cInt(opName, "axis0", axis0), cInt(opName, "axis1", axis1), cInt(opName, "axis2", axis2), cInt(opName, "axis3", axis3))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("axis0=%v, axis1=%v, axis2=%v, axis3=%v", axis0, axis1, axis2, axis3))
 	})
@@ -766,28 +930,36 @@ func (ctx *Context) Permute(a *Tensor, axis0 int, axis1 int, axis2 int, axis3 in
 // Transpose returns a view of a with dimensions 0 and 1 swapped (ggml_transpose).
 func (ctx *Context) Transpose(a *Tensor) *Tensor {
 	const opName = "Transpose"
-	r := C.ggo_ggml_transpose(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_transpose(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // GetRows gathers the rows of a selected by the I32 indices in b (ggml_get_rows).
 func (ctx *Context) GetRows(a *Tensor, b *Tensor) *Tensor {
 	const opName = "GetRows"
-	r := C.ggo_ggml_get_rows(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_get_rows(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Diag returns the diagonal matrix whose diagonal is the row a (ggml_diag).
 func (ctx *Context) Diag(a *Tensor) *Tensor {
 	const opName = "Diag"
-	r := C.ggo_ggml_diag(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_diag(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // DiagMaskInf sets the elements above the diagonal shifted by nPast (column > nPast + row) to -Inf (ggml_diag_mask_inf).
 func (ctx *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	const opName = "DiagMaskInf"
-	r := C.ggo_ggml_diag_mask_inf(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nPast", nPast))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_diag_mask_inf(c, a.cptr(opName), cInt(opName, "nPast", nPast))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nPast=%v", nPast))
 	})
@@ -796,7 +968,9 @@ func (ctx *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 // DiagMaskInfInplace is DiagMaskInf computed in a's memory: the result is a view of a (ggml_diag_mask_inf_inplace).
 func (ctx *Context) DiagMaskInfInplace(a *Tensor, nPast int) *Tensor {
 	const opName = "DiagMaskInfInplace"
-	r := C.ggo_ggml_diag_mask_inf_inplace(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nPast", nPast))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_diag_mask_inf_inplace(c, a.cptr(opName), cInt(opName, "nPast", nPast))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nPast=%v", nPast))
 	})
@@ -805,7 +979,9 @@ func (ctx *Context) DiagMaskInfInplace(a *Tensor, nPast int) *Tensor {
 // DiagMaskZero sets the elements above the diagonal shifted by nPast (column > nPast + row) to 0 (ggml_diag_mask_zero).
 func (ctx *Context) DiagMaskZero(a *Tensor, nPast int) *Tensor {
 	const opName = "DiagMaskZero"
-	r := C.ggo_ggml_diag_mask_zero(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nPast", nPast))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_diag_mask_zero(c, a.cptr(opName), cInt(opName, "nPast", nPast))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nPast=%v", nPast))
 	})
@@ -814,7 +990,9 @@ func (ctx *Context) DiagMaskZero(a *Tensor, nPast int) *Tensor {
 // DiagMaskZeroInplace is DiagMaskZero computed in a's memory: the result is a view of a (ggml_diag_mask_zero_inplace).
 func (ctx *Context) DiagMaskZeroInplace(a *Tensor, nPast int) *Tensor {
 	const opName = "DiagMaskZeroInplace"
-	r := C.ggo_ggml_diag_mask_zero_inplace(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nPast", nPast))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_diag_mask_zero_inplace(c, a.cptr(opName), cInt(opName, "nPast", nPast))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nPast=%v", nPast))
 	})
@@ -823,21 +1001,27 @@ func (ctx *Context) DiagMaskZeroInplace(a *Tensor, nPast int) *Tensor {
 // SoftMax returns the softmax of each row of a (ggml_soft_max).
 func (ctx *Context) SoftMax(a *Tensor) *Tensor {
 	const opName = "SoftMax"
-	r := C.ggo_ggml_soft_max(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_soft_max(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SoftMaxInplace is SoftMax computed in a's memory: the result is a view of a (ggml_soft_max_inplace).
 func (ctx *Context) SoftMaxInplace(a *Tensor) *Tensor {
 	const opName = "SoftMaxInplace"
-	r := C.ggo_ggml_soft_max_inplace(ctx.cptr(opName), a.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_soft_max_inplace(c, a.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a"}, []*Tensor{a}) })
 }
 
 // SoftMaxExt returns softmax(a*scale + mask) per row; mask (may be nil) is broadcast over the rows (ggml_soft_max_ext).
 func (ctx *Context) SoftMaxExt(a *Tensor, mask *Tensor, scale float32) *Tensor {
 	const opName = "SoftMaxExt"
-	r := C.ggo_ggml_soft_max_ext(ctx.cptr(opName), a.cptr(opName), mask.optPtr(opName), C.float(scale))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_soft_max_ext(c, a.cptr(opName), mask.optPtr(opName), C.float(scale))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "mask"}, []*Tensor{a, mask}), fmt.Sprintf("scale=%v", scale))
 	})
@@ -846,7 +1030,9 @@ func (ctx *Context) SoftMaxExt(a *Tensor, mask *Tensor, scale float32) *Tensor {
 // Rope applies rotary position embedding to a; b holds one I32 position per a.ne[2]; mode 0 rotates adjacent pairs, mode 2 (NeoX) pairs i and i+nDims/2 (ggml_rope).
 func (ctx *Context) Rope(a *Tensor, b *Tensor, nDims int, mode int, nCtx int) *Tensor {
 	const opName = "Rope"
-	r := C.ggo_ggml_rope(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_rope(c, a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nDims=%v, mode=%v, nCtx=%v", nDims, mode, nCtx))
 	})
@@ -855,7 +1041,9 @@ func (ctx *Context) Rope(a *Tensor, b *Tensor, nDims int, mode int, nCtx int) *T
 // RopeInplace is Rope computed in a's memory: the result is a view of a (ggml_rope_inplace).
 func (ctx *Context) RopeInplace(a *Tensor, b *Tensor, nDims int, mode int, nCtx int) *Tensor {
 	const opName = "RopeInplace"
-	r := C.ggo_ggml_rope_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_rope_inplace(c, a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nDims=%v, mode=%v, nCtx=%v", nDims, mode, nCtx))
 	})
@@ -864,7 +1052,9 @@ func (ctx *Context) RopeInplace(a *Tensor, b *Tensor, nDims int, mode int, nCtx 
 // RopeCustom is Rope with frequency scaling and YaRN parameters (ggml_rope_custom).
 func (ctx *Context) RopeCustom(a *Tensor, b *Tensor, nDims int, mode int, nCtx int, nOrigCtx int, freqBase float32, freqScale float32, extFactor float32, attnFactor float32, betaFast float32, betaSlow float32) *Tensor {
 	const opName = "RopeCustom"
-	r := C.ggo_ggml_rope_custom(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx), cInt(opName, "nOrigCtx", nOrigCtx), C.float(freqBase), C.float(freqScale), C.float(extFactor), C.float(attnFactor), C.float(betaFast), C.float(betaSlow))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_rope_custom(c, a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx), cInt(opName, "nOrigCtx", nOrigCtx), C.float(freqBase), C.float(freqScale), C.float(extFactor), C.float(attnFactor), C.float(betaFast), C.float(betaSlow))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nDims=%v, mode=%v, nCtx=%v, nOrigCtx=%v, freqBase=%v, freqScale=%v, extFactor=%v, attnFactor=%v, betaFast=%v, betaSlow=%v", nDims, mode, nCtx, nOrigCtx, freqBase, freqScale, extFactor, attnFactor, betaFast, betaSlow))
 	})
@@ -873,7 +1063,9 @@ func (ctx *Context) RopeCustom(a *Tensor, b *Tensor, nDims int, mode int, nCtx i
 // RopeCustomInplace is RopeCustom computed in a's memory: the result is a view of a (ggml_rope_custom_inplace).
 func (ctx *Context) RopeCustomInplace(a *Tensor, b *Tensor, nDims int, mode int, nCtx int, nOrigCtx int, freqBase float32, freqScale float32, extFactor float32, attnFactor float32, betaFast float32, betaSlow float32) *Tensor {
 	const opName = "RopeCustomInplace"
-	r := C.ggo_ggml_rope_custom_inplace(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx), cInt(opName, "nOrigCtx", nOrigCtx), C.float(freqBase), C.float(freqScale), C.float(extFactor), C.float(attnFactor), C.float(betaFast), C.float(betaSlow))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_rope_custom_inplace(c, a.cptr(opName), b.cptr(opName), cInt(opName, "nDims", nDims), cInt(opName, "mode", mode), cInt(opName, "nCtx", nCtx), cInt(opName, "nOrigCtx", nOrigCtx), C.float(freqBase), C.float(freqScale), C.float(extFactor), C.float(attnFactor), C.float(betaFast), C.float(betaSlow))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("nDims=%v, mode=%v, nCtx=%v, nOrigCtx=%v, freqBase=%v, freqScale=%v, extFactor=%v, attnFactor=%v, betaFast=%v, betaSlow=%v", nDims, mode, nCtx, nOrigCtx, freqBase, freqScale, extFactor, attnFactor, betaFast, betaSlow))
 	})
@@ -882,7 +1074,9 @@ func (ctx *Context) RopeCustomInplace(a *Tensor, b *Tensor, nDims int, mode int,
 // Alibi adds the ALiBi attention bias to a (ggml_alibi).
 func (ctx *Context) Alibi(a *Tensor, nPast int, nHead int, biasMax float32) *Tensor {
 	const opName = "Alibi"
-	r := C.ggo_ggml_alibi(ctx.cptr(opName), a.cptr(opName), cInt(opName, "nPast", nPast), cInt(opName, "nHead", nHead), C.float(biasMax))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_alibi(c, a.cptr(opName), cInt(opName, "nPast", nPast), cInt(opName, "nHead", nHead), C.float(biasMax))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("nPast=%v, nHead=%v, biasMax=%v", nPast, nHead, biasMax))
 	})
@@ -891,7 +1085,9 @@ func (ctx *Context) Alibi(a *Tensor, nPast int, nHead int, biasMax float32) *Ten
 // Clamp clamps a to [min, max] (ggml_clamp).
 func (ctx *Context) Clamp(a *Tensor, lo float32, hi float32) *Tensor {
 	const opName = "Clamp"
-	r := C.ggo_ggml_clamp(ctx.cptr(opName), a.cptr(opName), C.float(lo), C.float(hi))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_clamp(c, a.cptr(opName), C.float(lo), C.float(hi))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("lo=%v, hi=%v", lo, hi))
 	})
@@ -900,7 +1096,9 @@ func (ctx *Context) Clamp(a *Tensor, lo float32, hi float32) *Tensor {
 // Im2Col unfolds the image b for a convolution with the kernel a (1-D or, with is2D, 2-D) (ggml_im2col).
 func (ctx *Context) Im2Col(a *Tensor, b *Tensor, s0 int, s1 int, p0 int, p1 int, d0 int, d1 int, is2D bool) *Tensor {
 	const opName = "Im2Col"
-	r := C.ggo_ggml_im2col(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "s1", s1), cInt(opName, "p0", p0), cInt(opName, "p1", p1), cInt(opName, "d0", d0), cInt(opName, "d1", d1), C.bool(is2D))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_im2col(c, a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "s1", s1), cInt(opName, "p0", p0), cInt(opName, "p1", p1), cInt(opName, "d0", d0), cInt(opName, "d1", d1), C.bool(is2D))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("s0=%v, s1=%v, p0=%v, p1=%v, d0=%v, d1=%v, is2D=%v", s0, s1, p0, p1, d0, d1, is2D))
 	})
@@ -909,7 +1107,9 @@ func (ctx *Context) Im2Col(a *Tensor, b *Tensor, s0 int, s1 int, p0 int, p1 int,
 // Conv1D returns the 1-D convolution of b with the kernel a (stride s0, padding p0, dilation d0) (ggml_conv_1d).
 func (ctx *Context) Conv1D(a *Tensor, b *Tensor, s0 int, p0 int, d0 int) *Tensor {
 	const opName = "Conv1D"
-	r := C.ggo_ggml_conv_1d(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "p0", p0), cInt(opName, "d0", d0))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_1d(c, a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "p0", p0), cInt(opName, "d0", d0))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("s0=%v, p0=%v, d0=%v", s0, p0, d0))
 	})
@@ -918,7 +1118,9 @@ func (ctx *Context) Conv1D(a *Tensor, b *Tensor, s0 int, p0 int, d0 int) *Tensor
 // Conv1DPH is Conv1D with padding half the kernel size (ggml_conv_1d_ph).
 func (ctx *Context) Conv1DPH(a *Tensor, b *Tensor, s int, d int) *Tensor {
 	const opName = "Conv1DPH"
-	r := C.ggo_ggml_conv_1d_ph(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "s", s), cInt(opName, "d", d))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_1d_ph(c, a.cptr(opName), b.cptr(opName), cInt(opName, "s", s), cInt(opName, "d", d))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("s=%v, d=%v", s, d))
 	})
@@ -927,7 +1129,9 @@ func (ctx *Context) Conv1DPH(a *Tensor, b *Tensor, s int, d int) *Tensor {
 // ConvTranspose1D returns the 1-D transposed convolution of b with the kernel a (ggml_conv_transpose_1d).
 func (ctx *Context) ConvTranspose1D(a *Tensor, b *Tensor, s0 int, p0 int, d0 int) *Tensor {
 	const opName = "ConvTranspose1D"
-	r := C.ggo_ggml_conv_transpose_1d(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "p0", p0), cInt(opName, "d0", d0))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_transpose_1d(c, a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "p0", p0), cInt(opName, "d0", d0))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("s0=%v, p0=%v, d0=%v", s0, p0, d0))
 	})
@@ -936,7 +1140,9 @@ func (ctx *Context) ConvTranspose1D(a *Tensor, b *Tensor, s0 int, p0 int, d0 int
 // Conv2D returns the 2-D convolution of b with the kernel a (ggml_conv_2d).
 func (ctx *Context) Conv2D(a *Tensor, b *Tensor, s0 int, s1 int, p0 int, p1 int, d0 int, d1 int) *Tensor {
 	const opName = "Conv2D"
-	r := C.ggo_ggml_conv_2d(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "s1", s1), cInt(opName, "p0", p0), cInt(opName, "p1", p1), cInt(opName, "d0", d0), cInt(opName, "d1", d1))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_2d(c, a.cptr(opName), b.cptr(opName), cInt(opName, "s0", s0), cInt(opName, "s1", s1), cInt(opName, "p0", p0), cInt(opName, "p1", p1), cInt(opName, "d0", d0), cInt(opName, "d1", d1))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("s0=%v, s1=%v, p0=%v, p1=%v, d0=%v, d1=%v", s0, s1, p0, p1, d0, d1))
 	})
@@ -945,21 +1151,27 @@ func (ctx *Context) Conv2D(a *Tensor, b *Tensor, s0 int, s1 int, p0 int, p1 int,
 // Conv2DSKP0 is Conv2D with stride equal to the kernel size and no padding (ggml_conv_2d_sk_p0).
 func (ctx *Context) Conv2DSKP0(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Conv2DSKP0"
-	r := C.ggo_ggml_conv_2d_sk_p0(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_2d_sk_p0(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // Conv2DS1PH is Conv2D with stride 1 and padding half the kernel size (ggml_conv_2d_s1_ph).
 func (ctx *Context) Conv2DS1PH(a *Tensor, b *Tensor) *Tensor {
 	const opName = "Conv2DS1PH"
-	r := C.ggo_ggml_conv_2d_s1_ph(ctx.cptr(opName), a.cptr(opName), b.cptr(opName))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_2d_s1_ph(c, a.cptr(opName), b.cptr(opName))
 	return ctx.opResult(opName, r, func() string { return describeOperands([]string{"a", "b"}, []*Tensor{a, b}) })
 }
 
 // ConvTranspose2DP0 returns the 2-D transposed convolution of b with the kernel a, without padding (ggml_conv_transpose_2d_p0).
 func (ctx *Context) ConvTranspose2DP0(a *Tensor, b *Tensor, stride int) *Tensor {
 	const opName = "ConvTranspose2DP0"
-	r := C.ggo_ggml_conv_transpose_2d_p0(ctx.cptr(opName), a.cptr(opName), b.cptr(opName), cInt(opName, "stride", stride))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_conv_transpose_2d_p0(c, a.cptr(opName), b.cptr(opName), cInt(opName, "stride", stride))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a", "b"}, []*Tensor{a, b}), fmt.Sprintf("stride=%v", stride))
 	})
@@ -968,7 +1180,9 @@ func (ctx *Context) ConvTranspose2DP0(a *Tensor, b *Tensor, stride int) *Tensor 
 // Pool1D pools a along dimension 0 (kernel k0, stride s0, padding p0) (ggml_pool_1d).
 func (ctx *Context) Pool1D(a *Tensor, op PoolOp, k0 int, s0 int, p0 int) *Tensor {
 	const opName = "Pool1D"
-	r := C.ggo_ggml_pool_1d(ctx.cptr(opName), a.cptr(opName), C.enum_ggml_op_pool(op), cInt(opName, "k0", k0), cInt(opName, "s0", s0), cInt(opName, "p0", p0))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_pool_1d(c, a.cptr(opName), C.enum_ggml_op_pool(op), cInt(opName, "k0", k0), cInt(opName, "s0", s0), cInt(opName, "p0", p0))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("op=%v, k0=%v, s0=%v, p0=%v", op, k0, s0, p0))
 	})
@@ -977,7 +1191,9 @@ func (ctx *Context) Pool1D(a *Tensor, op PoolOp, k0 int, s0 int, p0 int) *Tensor
 // Pool2D pools a along dimensions 0 and 1 (ggml_pool_2d).
 func (ctx *Context) Pool2D(a *Tensor, op PoolOp, k0 int, k1 int, s0 int, s1 int, p0 float32, p1 float32) *Tensor {
 	const opName = "Pool2D"
-	r := C.ggo_ggml_pool_2d(ctx.cptr(opName), a.cptr(opName), C.enum_ggml_op_pool(op), cInt(opName, "k0", k0), cInt(opName, "k1", k1), cInt(opName, "s0", s0), cInt(opName, "s1", s1), C.float(p0), C.float(p1))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_pool_2d(c, a.cptr(opName), C.enum_ggml_op_pool(op), cInt(opName, "k0", k0), cInt(opName, "k1", k1), cInt(opName, "s0", s0), cInt(opName, "s1", s1), C.float(p0), C.float(p1))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("op=%v, k0=%v, k1=%v, s0=%v, s1=%v, p0=%v, p1=%v", op, k0, k1, s0, s1, p0, p1))
 	})
@@ -986,7 +1202,9 @@ func (ctx *Context) Pool2D(a *Tensor, op PoolOp, k0 int, k1 int, s0 int, s1 int,
 // Upscale enlarges dimensions 0 and 1 of a by scaleFactor (nearest neighbour) (ggml_upscale).
 func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
 	const opName = "Upscale"
-	r := C.ggo_ggml_upscale(ctx.cptr(opName), a.cptr(opName), cInt(opName, "scaleFactor", scaleFactor))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_upscale(c, a.cptr(opName), cInt(opName, "scaleFactor", scaleFactor))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("scaleFactor=%v", scaleFactor))
 	})
@@ -995,7 +1213,9 @@ func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
 // Pad appends p_i zeros at the end of each dimension i of a (ggml_pad).
 func (ctx *Context) Pad(a *Tensor, p0 int, p1 int, p2 int, p3 int) *Tensor {
 	const opName = "Pad"
-	r := C.ggo_ggml_pad(ctx.cptr(opName), a.cptr(opName), cInt(opName, "p0", p0), cInt(opName, "p1", p1), cInt(opName, "p2", p2), cInt(opName, "p3", p3))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_pad(c, a.cptr(opName), cInt(opName, "p0", p0), cInt(opName, "p1", p1), cInt(opName, "p2", p2), cInt(opName, "p3", p3))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("p0=%v, p1=%v, p2=%v, p3=%v", p0, p1, p2, p3))
 	})
@@ -1004,7 +1224,9 @@ func (ctx *Context) Pad(a *Tensor, p0 int, p1 int, p2 int, p3 int) *Tensor {
 // Argsort returns the indices that sort each row of a (I32) (ggml_argsort).
 func (ctx *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 	const opName = "Argsort"
-	r := C.ggo_ggml_argsort(ctx.cptr(opName), a.cptr(opName), C.enum_ggml_sort_order(order))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_argsort(c, a.cptr(opName), C.enum_ggml_sort_order(order))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("order=%v", order))
 	})
@@ -1013,14 +1235,18 @@ func (ctx *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 // TopK returns the indices of the k largest elements of each row of a (I32) (ggml_top_k).
 func (ctx *Context) TopK(a *Tensor, k int) *Tensor {
 	const opName = "TopK"
-	r := C.ggo_ggml_top_k(ctx.cptr(opName), a.cptr(opName), cInt(opName, "k", k))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_top_k(c, a.cptr(opName), cInt(opName, "k", k))
 	return ctx.opResult(opName, r, func() string { return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("k=%v", k)) })
 }
 
 // Unary applies the unary function op to a (ggml_unary).
 func (ctx *Context) Unary(a *Tensor, op UnaryOp) *Tensor {
 	const opName = "Unary"
-	r := C.ggo_ggml_unary(ctx.cptr(opName), a.cptr(opName), C.enum_ggml_unary_op(op))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_unary(c, a.cptr(opName), C.enum_ggml_unary_op(op))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("op=%v", op))
 	})
@@ -1029,7 +1255,9 @@ func (ctx *Context) Unary(a *Tensor, op UnaryOp) *Tensor {
 // UnaryInplace is Unary computed in a's memory: the result is a view of a (ggml_unary_inplace).
 func (ctx *Context) UnaryInplace(a *Tensor, op UnaryOp) *Tensor {
 	const opName = "UnaryInplace"
-	r := C.ggo_ggml_unary_inplace(ctx.cptr(opName), a.cptr(opName), C.enum_ggml_unary_op(op))
+	c := ctx.enter(opName)
+	defer ctx.busy.leave()
+	r := C.ggo_ggml_unary_inplace(c, a.cptr(opName), C.enum_ggml_unary_op(op))
 	return ctx.opResult(opName, r, func() string {
 		return joinDesc(describeOperands([]string{"a"}, []*Tensor{a}), fmt.Sprintf("op=%v", op))
 	})

@@ -17,6 +17,9 @@ static ggo_ires ggo_ggml_x_backend_sched_graph_compute(ggml_backend_sched_t s, s
 static char * ggo_ggml_backend_sched_set_node_backend(ggml_backend_sched_t s, struct ggml_tensor * t, ggml_backend_t b) {
     GGO_VCALL(ggml_backend_sched_set_node_backend(s, t, b));
 }
+static char * ggo_ggml_x_backend_sched_reset_measure(ggml_backend_sched_t s) {
+    GGO_VCALL(ggml_x_backend_sched_reset_measure(s));
+}
 static ggo_pres ggo_ggml_backend_sched_get_tallocr(ggml_backend_sched_t s, ggml_backend_t b) {
     GGO_PCALL(ggml_backend_sched_get_tallocr(s, b));
 }
@@ -28,22 +31,46 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Scheduler splits graphs between several backends (ggml_backend_sched_t): each node runs on
 // one backend, chosen by priority (the order of the backends), by where its memory or its
-// weights live (buffers with usage BufferUsageWeights pin the nodes using them) and by what
-// each backend supports; inputs living elsewhere are copied at the start of each split. The
-// scheduler owns one buffer per backend for the intermediate tensors, sized by InitMeasure (or
-// by the first Compute).
+// weights live (buffers with usage BufferUsageWeights pin the nodes using them), by
+// SetNodeBackend, and by what each backend supports; inputs living elsewhere are copied at the
+// start of each split. The scheduler owns one buffer per backend for the intermediate tensors.
 //
-// A Scheduler must be used by one goroutine at a time. Its backends and buffer types must stay
+// Life cycle:
+//
+//   - NewScheduler creates it, unmeasured: it has no buffers yet.
+//   - SetNodeBackend assigns nodes to backends. Assignments persist until changed (or removed
+//     with a nil backend, or ClearNodeBackends) and every later Compute honours them, whatever
+//     the order of the calls: before or after the first Compute, before or after Reset.
+//   - The first Compute (or InitMeasure) measures: it splits the graph with the assignments in
+//     force and sizes and allocates the buffers. When the assignments change after that, the
+//     next Compute measures again by itself (the old buffers are freed, so tensors placed in
+//     them with Allocator must be placed again).
+//   - Compute splits the graph, places its intermediate tensors, copies the inputs between
+//     backends and computes every split. It may be called any number of times.
+//   - Reset (optional) forgets the placements of the last graph so that inputs can be placed
+//     in the scheduler's buffers with Allocator before the next Compute; assignments stay.
+//   - Close frees the scheduler and its buffers.
+//
+// A Scheduler must be used by one goroutine at a time: a call that overlaps another one on the
+// same scheduler fails with an error wrapping ErrBusy (or panics with it, for methods without
+// an error result) instead of corrupting the scheduler. Its backends and buffer types must stay
 // open while it is.
 type Scheduler struct {
 	c        C.ggml_backend_sched_t
 	ref      *nativeRef
 	backends []*Backend
 	bufts    []*BufferType
+	busy     inUse
+
+	assign  map[*Tensor]*Backend // SetNodeBackend's assignments
+	order   []*Tensor            // the assigned nodes, in the order of their first assignment
+	changed bool                 // assignments changed since the last measure
+	isReset bool                 // the C scheduler holds no placements of a previous graph
 }
 
 // NewScheduler creates a scheduler over backends, in order of priority (ggml_backend_sched_new).
@@ -85,7 +112,8 @@ func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int)
 		return nil, &Error{Op: op, Msg: msg}
 	}
 	c := C.ggml_backend_sched_t(r.p)
-	s := &Scheduler{c: c, backends: append([]*Backend(nil), backends...), bufts: bts}
+	s := &Scheduler{c: c, backends: append([]*Backend(nil), backends...), bufts: bts,
+		assign: map[*Tensor]*Backend{}, isReset: true}
 	// the closure keeps the backends and buffer types reachable until the scheduler is freed
 	keep := []any{s.backends, s.bufts}
 	backendPtrs := make([]C.ggml_backend_t, len(backends))
@@ -114,12 +142,18 @@ func (s *Scheduler) cptr(op string) C.ggml_backend_sched_t {
 	return s.c
 }
 
-// Close frees the scheduler and its buffers (ggml_backend_sched_free). It is idempotent and
-// returns nil. Tensors the scheduler placed must not be used afterwards.
+// Close frees the scheduler and its buffers (ggml_backend_sched_free). It is idempotent; it
+// returns an error wrapping ErrBusy, and frees nothing, while another goroutine is inside one of
+// the scheduler's methods. Tensors the scheduler placed must not be used afterwards.
 func (s *Scheduler) Close() error {
-	if s != nil {
-		s.ref.release()
+	if s == nil {
+		return nil
 	}
+	if err := s.busy.enter("Scheduler.Close", "scheduler"); err != nil {
+		return err
+	}
+	defer s.busy.leave()
+	s.ref.release()
 	return nil
 }
 
@@ -129,32 +163,165 @@ func (s *Scheduler) Backends() []*Backend {
 	return append([]*Backend(nil), s.backends...)
 }
 
-// InitMeasure splits g and sizes the scheduler's buffers for it, then allocates them
-// (ggml_backend_sched_init_measure). Call it once, with the largest graph the scheduler will
-// compute; Compute does it with its graph when it was not done.
-func (s *Scheduler) InitMeasure(g *Graph) error {
-	const op = "Scheduler.InitMeasure"
-	if msg := takeCError(C.ggo_ggml_backend_sched_init_measure(s.cptr(op), g.cptr(op))); msg != "" {
+// enter checks s and marks it in use by op; the caller defers s.busy.leave().
+func (s *Scheduler) enter(op string) (C.ggml_backend_sched_t, error) {
+	if s == nil || s.c == nil {
+		return nil, &Error{Op: op, Msg: "nil *Scheduler"}
+	}
+	if err := s.busy.enter(op, "scheduler"); err != nil {
+		return nil, err
+	}
+	if s.ref.released() {
+		s.busy.leave()
+		return nil, &Error{Op: op, Msg: "scheduler used after Close", Err: ErrClosed}
+	}
+	return s.c, nil
+}
+
+// apply hands the assignments to the C scheduler (which keeps them until its next reset).
+// Nodes whose context was closed are forgotten.
+func (s *Scheduler) apply(op string, c C.ggml_backend_sched_t) error {
+	kept := s.order[:0]
+	for _, t := range s.order {
+		b, ok := s.assign[t]
+		if !ok {
+			continue
+		}
+		if t.ctx != nil && t.ctx.dead.Load() {
+			delete(s.assign, t)
+			continue
+		}
+		kept = append(kept, t)
+		if msg := takeCError(C.ggo_ggml_backend_sched_set_node_backend(c, t.c, b.c)); msg != "" {
+			return &Error{Op: op, Shapes: t.describe(), Msg: msg}
+		}
+	}
+	clear(s.order[len(kept):])
+	s.order = kept
+	return nil
+}
+
+// detachBuffers makes the tensors placed in the scheduler's buffers forget them (before the
+// buffers are freed).
+func (s *Scheduler) detachBuffers(c C.ggml_backend_sched_t) {
+	for _, b := range s.backends {
+		detachBuffer(C.ggml_backend_sched_get_buffer(c, b.c))
+	}
+}
+
+// measure (re)sizes the scheduler's buffers for g with the assignments in force.
+func (s *Scheduler) measure(op string, c C.ggml_backend_sched_t, gc *C.struct_ggml_cgraph) error {
+	if bool(C.ggml_x_backend_sched_is_measured(c)) {
+		s.detachBuffers(c)
+		if msg := takeCError(C.ggo_ggml_x_backend_sched_reset_measure(c)); msg != "" {
+			return &Error{Op: op, Msg: msg}
+		}
+		s.isReset = true
+	}
+	if !s.isReset {
+		C.ggml_backend_sched_reset(c)
+		s.isReset = true
+	}
+	if err := s.apply(op, c); err != nil {
+		return err
+	}
+	msg := takeCError(C.ggo_ggml_backend_sched_init_measure(c, gc))
+	// the measure ends with a reset of the C scheduler: the assignments go back in
+	if err := s.apply(op, c); err != nil {
+		return err
+	}
+	if msg != "" {
 		return &Error{Op: op, Msg: msg}
 	}
+	s.changed = false
 	return nil
+}
+
+// InitMeasure splits g with the assignments in force and sizes and allocates the scheduler's
+// buffers for it (ggml_backend_sched_init_measure). Optional: Compute measures by itself when
+// needed. Calling it again measures again (the old buffers are freed, and tensors placed in
+// them with Allocator lose their memory); use the largest graph the scheduler will compute.
+func (s *Scheduler) InitMeasure(g *Graph) error {
+	const op = "Scheduler.InitMeasure"
+	c, err := s.enter(op)
+	if err != nil {
+		return err
+	}
+	defer s.busy.leave()
+	gc, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
+	if bool(C.ggml_x_backend_sched_is_measured(c)) {
+		s.changed = true // measure again
+	}
+	return s.measure(op, c, gc)
 }
 
 // Compute splits g between the backends, places its intermediate tensors in the scheduler's
 // buffers, copies inputs between backends and computes every split
-// (ggml_x_backend_sched_graph_compute). The graph is left as built and can be computed again.
-// A failed backend compute, exceeded scheduler limits or a panicking Go custom op is returned
-// as a *Error.
+// (ggml_x_backend_sched_graph_compute), honouring the SetNodeBackend assignments. The first
+// call, and the first after the assignments changed, measures first (see the type's life
+// cycle). The graph is left as built and can be computed again. A failed backend compute,
+// exceeded scheduler limits or a panicking Go custom op is returned as a *Error; so is a call
+// that overlaps another one on the same scheduler (wrapping ErrBusy) or a closed scheduler
+// (wrapping ErrClosed).
 func (s *Scheduler) Compute(g *Graph) error {
-	const op = "Scheduler.Compute"
-	c := s.cptr(op)
-	gc := g.cptr(op)
+	return s.compute("Scheduler.Compute", g, nil)
+}
+
+func (s *Scheduler) compute(op string, g *Graph, cancel *cancelFlag) error {
+	c, err := s.enter(op)
+	if err != nil {
+		return err
+	}
+	defer s.busy.leave()
+	// the scheduler computes on its backends: they must not be computing elsewhere meanwhile
+	var entered []*Backend
+	defer func() {
+		for _, b := range entered {
+			b.busy.leave()
+		}
+	}()
+	for _, b := range s.backends {
+		if slices.Contains(entered, b) {
+			continue
+		}
+		if _, err := b.enter(op); err != nil {
+			return err
+		}
+		entered = append(entered, b)
+	}
+	gc, err := g.cptrErr(op)
+	if err != nil {
+		return err
+	}
+	if s.changed || !bool(C.ggml_x_backend_sched_is_measured(c)) {
+		if err := s.measure(op, c, gc); err != nil {
+			return err
+		}
+	}
+	if !s.isReset {
+		C.ggml_backend_sched_reset(c)
+		s.isReset = true
+		if err := s.apply(op, c); err != nil {
+			return err
+		}
+	}
+	if cancel != nil {
+		s.setAbort(c, cancel)
+		defer s.setAbort(c, nil)
+	}
+	s.isReset = false
 	r := C.ggo_ggml_x_backend_sched_graph_compute(c, gc)
 	msg := takeCError(r.err)
 	if err := customPanicError(op, gc); err != nil {
 		return err
 	}
 	if r.v == 0 {
+		if cancel != nil && cancel.err() != nil {
+			return &Error{Op: op, Msg: "cancelled: " + cancel.err().Error(), Err: cancel.err()}
+		}
 		if msg == "" {
 			msg = "graph computation failed"
 		}
@@ -163,10 +330,21 @@ func (s *Scheduler) Compute(g *Graph) error {
 	return nil
 }
 
-// Reset forgets the node assignments and the placements of the last graph
-// (ggml_backend_sched_reset): call it before allocating inputs with Allocator.
+// Reset forgets the placements of the last graph (ggml_backend_sched_reset), so that inputs
+// can be placed in the scheduler's buffers with Allocator before the next Compute. The
+// SetNodeBackend assignments persist.
 func (s *Scheduler) Reset() {
-	C.ggml_backend_sched_reset(s.cptr("Scheduler.Reset"))
+	const op = "Scheduler.Reset"
+	c, err := s.enter(op)
+	if err != nil {
+		panic(err)
+	}
+	defer s.busy.leave()
+	C.ggml_backend_sched_reset(c)
+	s.isReset = true
+	if err := s.apply(op, c); err != nil {
+		panic(err)
+	}
 }
 
 // NumSplits returns the number of splits of the last graph (ggml_backend_sched_get_n_splits).
@@ -174,19 +352,58 @@ func (s *Scheduler) NumSplits() int {
 	return int(C.ggml_backend_sched_get_n_splits(s.cptr("Scheduler.NumSplits")))
 }
 
-// SetNodeBackend assigns node to backend b, which must be one of the scheduler's, for the next
-// Compute (ggml_backend_sched_set_node_backend). It panics with a *Error otherwise.
+// SetNodeBackend assigns node to backend b, which must be one of the scheduler's, for every
+// later Compute until it is changed; a nil b removes the assignment. Assignments may be made
+// before or after the first Compute and before or after Reset (see the type's life cycle). It
+// panics with a *Error when b is not one of the scheduler's, or when node is nil or its
+// context closed.
 func (s *Scheduler) SetNodeBackend(node *Tensor, b *Backend) {
 	const op = "Scheduler.SetNodeBackend"
-	if msg := takeCError(C.ggo_ggml_backend_sched_set_node_backend(s.cptr(op), node.cptr(op), b.cptr(op))); msg != "" {
-		panic(&Error{Op: op, Shapes: node.describe(), Msg: msg})
+	node.cptr(op)
+	if b != nil {
+		s.backendIndex(op, b)
+	}
+	_, err := s.enter(op)
+	if err != nil {
+		panic(err)
+	}
+	defer s.busy.leave()
+	old, had := s.assign[node]
+	switch {
+	case b == nil && had:
+		delete(s.assign, node)
+		s.changed = true
+	case b != nil && (!had || old.c != b.c):
+		if !had {
+			s.order = append(s.order, node)
+		}
+		s.assign[node] = b
+		s.changed = true
 	}
 }
 
-// NodeBackend returns the backend node was assigned to by the last split (or by
-// SetNodeBackend), or nil (ggml_backend_sched_get_node_backend).
+// ClearNodeBackends removes every SetNodeBackend assignment.
+func (s *Scheduler) ClearNodeBackends() {
+	_, err := s.enter("Scheduler.ClearNodeBackends")
+	if err != nil {
+		panic(err)
+	}
+	defer s.busy.leave()
+	if len(s.assign) > 0 {
+		s.changed = true
+	}
+	clear(s.assign)
+	s.order = s.order[:0]
+}
+
+// NodeBackend returns the backend node is assigned to by SetNodeBackend, else the one the last
+// split chose (ggml_backend_sched_get_node_backend), or nil.
 func (s *Scheduler) NodeBackend(node *Tensor) *Backend {
 	const op = "Scheduler.NodeBackend"
+	node.cptr(op)
+	if b, ok := s.assign[node]; ok {
+		return b
+	}
 	cb := C.ggml_backend_sched_get_node_backend(s.cptr(op), node.cptr(op))
 	return s.backendOf(cb)
 }

@@ -300,7 +300,7 @@ func (t *Tensor) describe() string {
 		return "closed"
 	}
 	c := t.c
-	return fmt.Sprintf("[%d,%d,%d,%d] %s", int64(c.ne[0]), int64(c.ne[1]), int64(c.ne[2]), int64(c.ne[3]), Type(c._type))
+	return fmt.Sprintf("[%d %d %d %d] %s", int64(c.ne[0]), int64(c.ne[1]), int64(c.ne[2]), int64(c.ne[3]), Type(c._type))
 }
 
 // describeOperands formats named operands for error messages: "a=[..] f32, b=[..] f32".
@@ -337,7 +337,8 @@ func checkDims(op string, ne []int64) {
 // Its data is uninitialised (or absent when the context is NoAlloc).
 func (ctx *Context) NewTensor(typ Type, ne ...int64) *Tensor {
 	const op = "NewTensor"
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	checkDims(op, ne)
 	var n [MaxDims]int64
 	for i := range n {
@@ -372,14 +373,16 @@ func (ctx *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int64) *Tensor {
 // NewI32 creates a one-element I32 tensor holding v (ggml_new_i32). The context must allocate
 // data (not NoAlloc).
 func (ctx *Context) NewI32(v int32) *Tensor {
-	c := ctx.cptr("NewI32")
+	c := ctx.enter("NewI32")
+	defer ctx.busy.leave()
 	return ctx.newTensorResult("NewI32", fmt.Sprint(v), C.ggo_ggml_new_i32(c, C.int32_t(v)))
 }
 
 // NewF32 creates a one-element F32 tensor holding v (ggml_new_f32). The context must allocate
 // data (not NoAlloc).
 func (ctx *Context) NewF32(v float32) *Tensor {
-	c := ctx.cptr("NewF32")
+	c := ctx.enter("NewF32")
+	defer ctx.busy.leave()
 	return ctx.newTensorResult("NewF32", fmt.Sprint(v), C.ggo_ggml_new_f32(c, C.float(v)))
 }
 
@@ -387,13 +390,15 @@ func (ctx *Context) NewF32(v float32) *Tensor {
 // (ggml_dup_tensor).
 func (ctx *Context) DupTensor(src *Tensor) *Tensor {
 	const op = "DupTensor"
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	return ctx.newTensorResult(op, src.describe(), C.ggo_ggml_dup_tensor(c, src.cptr(op)))
 }
 
 // ViewTensor creates a view of all of src in ctx (ggml_view_tensor).
 func (ctx *Context) ViewTensor(src *Tensor) *Tensor {
 	const op = "ViewTensor"
-	c := ctx.cptr(op)
+	c := ctx.enter(op)
+	defer ctx.busy.leave()
 	return ctx.newTensorResult(op, src.describe(), C.ggo_ggml_view_tensor(c, src.cptr(op)))
 }

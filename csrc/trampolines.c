@@ -1,7 +1,7 @@
 // trampolines.c - GGML_CALL vtable entries of Go-implemented buffer types and buffers, and the
-// trampolines of Go custom ops and eval callbacks (see trampolines.h). Compiled into package
-// ggml through ../zcsrc_trampolines.c; the go* functions are the //export functions of
-// callbacks.go.
+// trampolines of Go custom ops and eval callbacks (see trampolines.h). Compiled by cgo as
+// part of package csrc; the go* functions are the //export functions of the root package's
+// callbacks.go, declared in goexports.h.
 
 #include "trampolines.h"
 
@@ -11,7 +11,7 @@
 #include "ggml-backend-impl.h"
 #include "ggml-impl.h"
 
-#include "_cgo_export.h"
+#include "goexports.h"
 
 // the handle kept in a buffer type's or a buffer's context pointer
 #define GO_HANDLE(ctx) ((uintptr_t) (ctx))

@@ -3,7 +3,30 @@ package gguf
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
+
+// wrapError adds context to an error of this package (or any other) without repeating the
+// "gguf: " prefix of its message; errors.Is and errors.As see the wrapped error.
+type wrapError struct {
+	context string
+	err     error
+}
+
+// Error returns "gguf: context: message", the message without its own "gguf: " prefix.
+func (e *wrapError) Error() string {
+	return "gguf: " + e.context + ": " + strings.TrimPrefix(e.err.Error(), "gguf: ")
+}
+
+// Unwrap returns the wrapped error.
+func (e *wrapError) Unwrap() error {
+	return e.err
+}
+
+// wrap returns err with the context fmt.Sprintf(format, args...) added.
+func wrap(err error, format string, args ...any) error {
+	return &wrapError{context: fmt.Sprintf(format, args...), err: err}
+}
 
 // FormatError reports a malformed or unsupported GGUF file. Offset is the byte offset in the
 // file where the problem was found.

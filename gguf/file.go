@@ -249,7 +249,7 @@ func (f *File) TensorBytes(name string) ([]byte, error) {
 	}
 	b := make([]byte, sr.Size())
 	if n, err := sr.ReadAt(b, 0); err != nil && !(err == io.EOF && n == len(b)) {
-		return nil, fmt.Errorf("gguf: reading data of tensor %q: %w", name, err)
+		return nil, wrap(err, "reading data of tensor %q", name)
 	}
 	return b, nil
 }

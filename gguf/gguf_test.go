@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -405,4 +406,23 @@ func TestErrorsAreTyped(t *testing.T) {
 	assert.Equal(t, int64(4), fe.Offset)
 	assert.Contains(t, fe.Error(), "version 1 is not supported")
 	assert.False(t, errors.Is(err, ErrKeyNotFound))
+}
+
+// TestErrorPrefixOnce: a wrapped error of this package says "gguf:" once, and errors.Is/As
+// still reach the cause.
+func TestErrorPrefixOnce(t *testing.T) {
+	var b Builder
+	err := b.Set("general.n", 5) // int has no fixed GGUF width
+	if err == nil {
+		t.Fatal("Set(int) succeeded")
+	}
+	if n := strings.Count(err.Error(), "gguf:"); n != 1 {
+		t.Fatalf("%q says gguf: %d times", err.Error(), n)
+	}
+	if !strings.Contains(err.Error(), `metadata key "general.n"`) || !strings.Contains(err.Error(), "no fixed GGUF width") {
+		t.Fatalf("unexpected message %q", err.Error())
+	}
+	if errors.Unwrap(err) == nil {
+		t.Fatal("the cause is not wrapped")
+	}
 }

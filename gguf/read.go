@@ -119,7 +119,7 @@ func (d *decoder) readErr(err error, what string) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return d.errorf(d.off, "file truncated while reading %s", what)
 	}
-	return fmt.Errorf("gguf: reading %s at offset %d: %w", what, d.off, err)
+	return wrap(err, "reading %s at offset %d", what, d.off)
 }
 
 // fixed reads n <= 8 bytes into d.buf.

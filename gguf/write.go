@@ -34,10 +34,10 @@ func (b *Builder) Set(key string, x any) error {
 	}
 	v, err := ValueOf(x)
 	if err != nil {
-		return fmt.Errorf("gguf: metadata key %q: %w", key, err)
+		return wrap(err, "metadata key %q", key)
 	}
 	if err := checkValue(v, 0); err != nil {
-		return fmt.Errorf("gguf: metadata key %q: %w", key, err)
+		return wrap(err, "metadata key %q", key)
 	}
 	if key == AlignmentKey {
 		a, ok := v.x.(uint32)

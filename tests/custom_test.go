@@ -206,7 +206,7 @@ func TestCustomOpMisuse(t *testing.T) {
 	ctx := xCtx(t, false)
 	a := ctx.NewTensor1D(ggml.TypeF32, 4)
 	h := ggml.LiveHandles()
-	assert.PanicsWithError(t, "ggml: MapCustom1(a=[4,1,1,1] f32): nil CustomFunc", func() { ctx.MapCustom1(a, nil, 1) })
+	assert.PanicsWithError(t, "ggml: MapCustom1(a=[4 1 1 1] f32): nil CustomFunc", func() { ctx.MapCustom1(a, nil, 1) })
 	assert.Panics(t, func() { ctx.MapCustom1(a, func(_, _, _, _ *ggml.Tensor, _, _ int) {}, 0) })
 	assert.Equal(t, h, ggml.LiveHandles(), "no handle kept for a failed constructor")
 	ctx.MapCustom1(a, func(_, _, _, _ *ggml.Tensor, _, _ int) {}, 1)

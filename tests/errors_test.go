@@ -95,23 +95,27 @@ func TestOpsClosedContext(t *testing.T) {
 	}
 	// tensor methods, graphs and data access on a closed context
 	for name, f := range map[string]func(){
-		"Type":       func() { x.Type() },
-		"Ne":         func() { x.Ne() },
-		"Name":       func() { x.Name() },
-		"SetName":    func() { x.SetName("x") },
-		"Nbytes":     func() { x.Nbytes() },
-		"Float32":    func() { _, _ = x.Float32() },
-		"SetFloat32": func() { _ = x.SetFloat32(make([]float32, 16)) },
-		"NewTensor":  func() { live.NewTensor1D(ggml.TypeF32, 3) },
-		"NewGraph":   func() { live.NewGraph() },
-		"UsedMem":    func() { live.UsedMem() },
-		"Tensors":    func() { live.Tensors() },
+		"Type":      func() { x.Type() },
+		"Ne":        func() { x.Ne() },
+		"Name":      func() { x.Name() },
+		"SetName":   func() { x.SetName("x") },
+		"Nbytes":    func() { x.Nbytes() },
+		"NewTensor": func() { live.NewTensor1D(ggml.TypeF32, 3) },
+		"NewGraph":  func() { live.NewGraph() },
+		"UsedMem":   func() { live.UsedMem() },
+		"Tensors":   func() { live.Tensors() },
 	} {
 		e := mustPanicError(t, name, f)
 		if e != nil {
 			assert.True(t, errors.Is(e, ggml.ErrClosed), "%s: %v", name, e)
 		}
 	}
+	// methods that return an error return it for a closed context, wrapping ErrClosed
+	_, err = x.Float32()
+	assert.ErrorIs(t, err, ggml.ErrClosed, "Float32")
+	assert.ErrorIs(t, x.SetFloat32(make([]float32, 16)), ggml.ErrClosed, "SetFloat32")
+	_, err = x.Bytes()
+	assert.ErrorIs(t, err, ggml.ErrClosed, "Bytes")
 	assert.Equal(t, "<tensor of a closed context>", x.String())
 	require.Equal(t, start, ggml.LiveObjects(), "live objects: %v", ggml.LiveObjectsByKind())
 }

@@ -387,7 +387,7 @@ func TestTracingBufferType(t *testing.T) {
 	require.NoError(t, buf2.Close())
 	require.NoError(t, wbuf.Close())
 	assert.Equal(t, int64(2), tr.Stats().Frees)
-	assert.Contains(t, log.String(), `Trace(CPU): set "w1" [8,16,1,1] f32 offset 0, 512 bytes`)
+	assert.Contains(t, log.String(), `Trace(CPU): set "w1" [8 16 1 1] f32 offset 0, 512 bytes`)
 	tr.ResetStats()
 	assert.Equal(t, ggml.TraceStats{}, tr.Stats())
 }

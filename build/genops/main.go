@@ -2,9 +2,12 @@
 // ggml/include/ggml.h, each with a small C shim that captures the C library's error message in
 // the same C call (see ggml_go.h).
 //
+// It then writes stubs_nocgo.go, the declarations of a build without cgo: every exported name
+// of the package's cgo files, with bodies that report ErrNoCgo (see stubs.go).
+//
 // Usage (from the repository root; `go generate .` runs it):
 //
-//	go run ./build/genops [-header ggml/include/ggml.h] [-out ops_gen.go]
+//	go run ./build/genops [-header ggml/include/ggml.h] [-out ops_gen.go] [-stubs stubs_nocgo.go]
 //
 // Constructors that need a hand-written wrapper (tensor creation, mul_mat_id, custom ops with Go
 // callbacks) are skipped; see the skip table below.
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -370,7 +374,8 @@ func generate(ops []op) ([]byte, error) {
 				}
 				args = append(args, goArg(o, p))
 			}
-			fmt.Fprintf(&g, "\tr := C.ggo_%s(ctx.cptr(opName), %s)\n", o.cname, strings.Join(args, ", "))
+			g.WriteString("\tc := ctx.enter(opName)\n\tdefer ctx.busy.leave()\n")
+			fmt.Fprintf(&g, "\tr := C.ggo_%s(c, %s)\n", o.cname, strings.Join(args, ", "))
 			fmt.Fprintf(&g, "\treturn ctx.opResult(opName, r, func() string { return %s })\n", describeExpr(o, goParams))
 			g.WriteString("}\n\n")
 		}
@@ -391,6 +396,7 @@ func main() {
 	header := flag.String("header", "ggml/include/ggml.h", "the C header to read")
 	outPath := flag.String("out", "ops_gen.go", "the Go file to write")
 	list := flag.Bool("list", false, "print the C constructors and their Go names instead")
+	stubs := flag.String("stubs", "stubs_nocgo.go", "the stubs file of builds without cgo, written next to -out (\"\": none)")
 	flag.Parse()
 	src, err := os.ReadFile(*header)
 	if err != nil {
@@ -419,4 +425,11 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("genops: %d constructors -> %s\n", len(ops), *outPath)
+	if *stubs != "" {
+		if err := writeStubs(filepath.Dir(*outPath), *stubs); err != nil {
+			fmt.Fprintln(os.Stderr, "genops:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("genops: stubs of the build without cgo -> %s\n", filepath.Join(filepath.Dir(*outPath), *stubs))
+	}
 }

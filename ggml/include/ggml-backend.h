@@ -200,6 +200,24 @@ extern "C" {
     // returned false, or the graph exceeded the scheduler's limits) instead of ignoring it.
     GGML_API bool ggml_x_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 
+    // Returns the scheduler to its state before the first measure: its buffers are freed (tensors
+    // placed in them lose their memory) and the next ggml_backend_sched_init_measure, or graph
+    // compute, sizes them anew. For when the graph or the node assignments change so that the
+    // measured sizes may no longer suffice. Does nothing on a scheduler that was not measured.
+    GGML_API void ggml_x_backend_sched_reset_measure(ggml_backend_sched_t sched);
+
+    // abort_cb (NULL: none) is called with data before each split of a graph compute; returning
+    // true stops the compute, which then fails (returns false, with an error message).
+    GGML_API void ggml_x_backend_sched_set_abort_callback(ggml_backend_sched_t sched, bool (*abort_cb)(void * data), void * data);
+
+    // abort_cb (NULL: none) is called with data between the nodes of the CPU backend's graph
+    // computes (as ggml_cplan's abort_callback); returning true stops the compute, which fails.
+    GGML_API void ggml_x_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, bool (*abort_cb)(void * data), void * data);
+
+    // Whether the scheduler's buffers are allocated (ggml_backend_sched_init_measure, or the
+    // first graph compute, succeeded).
+    GGML_API bool ggml_x_backend_sched_is_measured(ggml_backend_sched_t sched);
+
 #ifdef  __cplusplus
 }
 #endif

@@ -801,6 +801,8 @@ struct cpu_backend_ctx {
     struct ggml_x_threadpool * pool; // created on the first compute
     void * work_data;                // scratch reused across computes
     size_t work_size;
+    bool (*abort_cb)(void * data);   // ggml_x_backend_cpu_set_abort_callback
+    void * abort_data;
 };
 
 // a plan keeps its own copy of the graph header and its own scratch
@@ -900,7 +902,8 @@ GGML_CALL static bool cpu_backend_graph_compute(ggml_backend_t backend, struct g
     if (!cpu_backend_reserve(&ctx->work_data, &ctx->work_size, need)) {
         return false;
     }
-    return ggml_x_cpu_graph_compute(ctx->pool, cgraph, ctx->n_threads, ctx->work_data, ctx->work_size, NULL, NULL);
+    return ggml_x_cpu_graph_compute(ctx->pool, cgraph, ctx->n_threads, ctx->work_data, ctx->work_size,
+                                    ctx->abort_cb, ctx->abort_data);
 }
 
 GGML_CALL static bool cpu_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) {
@@ -940,6 +943,14 @@ ggml_backend_t ggml_backend_cpu_init(void) {
 
 GGML_CALL bool ggml_backend_is_cpu(ggml_backend_t backend) {
     return backend != NULL && backend->iface.get_name == cpu_backend_get_name;
+}
+
+void ggml_x_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, bool (*abort_cb)(void * data), void * data) {
+    GGML_X_CHECK_VOID(NULL, ggml_backend_is_cpu(backend_cpu), "ggml_x_backend_cpu_set_abort_callback: not a CPU backend (%s)",
+                      backend_cpu != NULL ? ggml_backend_name(backend_cpu) : "NULL");
+    struct cpu_backend_ctx * ctx = backend_cpu->context;
+    ctx->abort_cb   = abort_cb;
+    ctx->abort_data = data;
 }
 
 void ggml_backend_cpu_set_n_threads(ggml_backend_t backend_cpu, int n_threads) {
@@ -1110,6 +1121,9 @@ struct ggml_backend_sched {
     struct sched_patch * patches;
     int n_patches;
     int cap_patches;
+
+    bool (*abort_cb)(void * data); // ggml_x_backend_sched_set_abort_callback
+    void * abort_data;
 };
 
 static bool sched_is_view_op(enum ggml_op op) {
@@ -1608,6 +1622,11 @@ static bool sched_compute_splits(ggml_backend_sched_t sched) {
         struct sched_split * split = &sched->splits[s];
         ggml_backend_t backend = sched->backends[split->backend_id];
 
+        if (sched->abort_cb != NULL && sched->abort_cb(sched->abort_data)) {
+            ggml_x_error(NULL, "ggml_backend_sched: aborted before split %d of %d", s, sched->n_splits);
+            return false;
+        }
+
         for (int j = 0; j < split->n_inputs; j++) {
             struct ggml_tensor * input = split->inputs[j];
             struct ggml_tensor * copy  = sched->node_copies[sched_slot(sched, input)][split->backend_id];
@@ -1690,6 +1709,20 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     free(sched);
 }
 
+// replaces every real allocator (and its buffer) with a measure allocator; an allocator that
+// cannot be replaced (out of memory) is kept
+static void sched_back_to_measure(ggml_backend_sched_t sched) {
+    for (int i = 0; i < sched->n_backends; i++) {
+        if (!ggml_tallocr_is_measure(sched->tallocs[i])) {
+            ggml_tallocr_t m = ggml_tallocr_new_measure_from_buft(sched->bufts[i]);
+            if (m != NULL) {
+                ggml_tallocr_free(sched->tallocs[i]);
+                sched->tallocs[i] = m;
+            }
+        }
+    }
+}
+
 void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph) {
     GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_backend_sched_init_measure: sched is NULL");
     GGML_X_CHECK_VOID(NULL, measure_graph != NULL, "ggml_backend_sched_init_measure: measure_graph is NULL");
@@ -1717,17 +1750,26 @@ void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgr
     }
     if (!ok) {
         // back to measure allocators everywhere, so the scheduler stays consistent
-        for (int i = 0; i < sched->n_backends; i++) {
-            if (!ggml_tallocr_is_measure(sched->tallocs[i])) {
-                ggml_tallocr_t m = ggml_tallocr_new_measure_from_buft(sched->bufts[i]);
-                if (m != NULL) {
-                    ggml_tallocr_free(sched->tallocs[i]);
-                    sched->tallocs[i] = m;
-                }
-            }
-        }
+        sched_back_to_measure(sched);
     }
     sched_reset(sched);
+}
+
+void ggml_x_backend_sched_set_abort_callback(ggml_backend_sched_t sched, bool (*abort_cb)(void * data), void * data) {
+    GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_x_backend_sched_set_abort_callback: sched is NULL");
+    sched->abort_cb   = abort_cb;
+    sched->abort_data = data;
+}
+
+void ggml_x_backend_sched_reset_measure(ggml_backend_sched_t sched) {
+    GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_x_backend_sched_reset_measure: sched is NULL");
+    sched_back_to_measure(sched);
+    sched_reset(sched);
+}
+
+bool ggml_x_backend_sched_is_measured(ggml_backend_sched_t sched) {
+    GGML_X_CHECK_RET(NULL, sched != NULL, false, "ggml_x_backend_sched_is_measured: sched is NULL");
+    return !ggml_tallocr_is_measure(sched->tallocs[0]);
 }
 
 bool ggml_x_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {

@@ -1,5 +1,5 @@
 // ggml-impl.h - internal contract between the parts of the C library:
-//   * error reporting (recoverable mode, DESIGN.md section 3),
+//   * error reporting (recoverable mode, doc/design.md "Errors never abort"),
 //   * tensor creation helpers used by the op constructors (ggml/src/ops/),
 //   * the op_params layout of every op (constructors write it, kernels read it),
 //   * the CPU kernel interface (ggml/src/cpu/), with the per-node thread split and barrier,

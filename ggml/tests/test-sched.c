@@ -399,6 +399,76 @@ static void test_sched_set_node_backend(void) {
     weights_free(&wt);
 }
 
+static bool abort_always(void * data) {
+    (*(int *) data)++;
+    return true;
+}
+
+// the extensions: is_measured, reset_measure (measure again), the abort callback of the
+// scheduler and of the CPU backend
+static void test_sched_measure_and_abort(void) {
+    struct weights wt;
+    weights_init(&wt, testbackend_buffer_type(), mlp_ne, true, 5.0f);
+    struct net n;
+    build_mlp(&n, &wt, &wt);
+    ggml_backend_sched_t sched = new_sched();
+    T_CHECK(!ggml_x_backend_sched_is_measured(sched));
+    ggml_backend_sched_init_measure(sched, n.gf);
+    T_CHECK(ggml_x_backend_sched_is_measured(sched));
+    T_CHECK(ggml_backend_sched_get_buffer(sched, test) != NULL);
+    ggml_x_backend_sched_reset_measure(sched);
+    T_CHECK(!ggml_x_backend_sched_is_measured(sched));
+    // measuring again is allowed after a reset_measure
+    bool old = ggml_x_get_thread_recoverable();
+    ggml_x_set_thread_recoverable(true);
+    ggml_x_clear_error();
+    ggml_backend_sched_init_measure(sched, n.gf);
+    T_CHECK_MSG(ggml_x_last_error() == NULL, "%s", ggml_x_last_error());
+    T_CHECK(ggml_x_backend_sched_is_measured(sched));
+
+    ggml_backend_buffer_t xbuf = NULL;
+    float * x = make_input(N_IN * BATCH, 1.0f);
+    float * want = sched_output(sched, &n, x, &xbuf);
+
+    // an abort before the first split fails the compute with a message
+    int calls = 0;
+    ggml_x_backend_sched_set_abort_callback(sched, abort_always, &calls);
+    ggml_x_clear_error();
+    T_CHECK(!ggml_x_backend_sched_graph_compute(sched, n.gf));
+    T_CHECK(calls == 1);
+    T_CHECK(ggml_x_last_error() != NULL && strstr(ggml_x_last_error(), "aborted") != NULL);
+    ggml_x_backend_sched_set_abort_callback(sched, NULL, NULL);
+    float * again = sched_output(sched, &n, x, &xbuf);
+    T_CHECK(memcmp(want, again, ggml_nbytes(n.out)) == 0);
+
+    // the CPU backend checks its callback between nodes
+    calls = 0;
+    ggml_x_backend_cpu_set_abort_callback(cpu, abort_always, &calls);
+    struct ggml_context * ctx = new_ctx(8);
+    struct ggml_tensor * a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, ggml_neg(ctx, ggml_neg(ctx, a)));
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, cpu);
+    T_CHECK(buf != NULL);
+    ggml_x_clear_error();
+    T_CHECK(!ggml_backend_graph_compute(cpu, g));
+    T_CHECK(calls >= 1);
+    ggml_x_backend_cpu_set_abort_callback(cpu, NULL, NULL);
+    T_CHECK(ggml_backend_graph_compute(cpu, g));
+    ggml_x_clear_error();
+    ggml_x_set_thread_recoverable(old);
+
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    free(want);
+    free(again);
+    free(x);
+    ggml_backend_sched_free(sched);
+    ggml_backend_buffer_free(xbuf);
+    net_free(&n);
+    weights_free(&wt);
+}
+
 static void test_sched_limits(void) {
     bool old = ggml_x_get_thread_recoverable();
     ggml_x_set_thread_recoverable(true);
@@ -646,6 +716,7 @@ int main(void) {
     T_RUN(test_sched_set_node_backend);
     T_RUN(test_sched_cache_update);
     T_RUN(test_sched_limits);
+    T_RUN(test_sched_measure_and_abort);
     T_RUN(test_compare_graph_backend);
 
     ggml_backend_free(test);

@@ -30,7 +30,7 @@ func New(threads int) (*ggml.Backend, error) {
 	if c == nil {
 		return nil, errors.New("testbackend: out of memory")
 	}
-	return ggml.BackendFromNative(unsafe.Pointer(c)), nil
+	return ggml.WrapBackend(unsafe.Pointer(c))
 }
 
 // Is reports whether b is a Test backend (testbackend_is).
@@ -40,7 +40,7 @@ func Is(b *ggml.Backend) bool {
 
 // BufferType returns the Test buffer type (one static object; Close does nothing).
 func BufferType() *ggml.BufferType {
-	return ggml.BufferTypeFromNative(unsafe.Pointer(C.testbackend_buffer_type()))
+	return ggml.WrapBufferType(unsafe.Pointer(C.testbackend_buffer_type()))
 }
 
 // Reject makes b's SupportsOp reject op (reject = true) or accept it again

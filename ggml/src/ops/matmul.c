@@ -15,12 +15,16 @@ static bool x_broadcasts_23(const struct ggml_tensor * small, const struct ggml_
 // a [K, M, a2, a3] (not transposed), b [K, N, b2, b3] with b2 % a2 == 0, b3 % a3 == 0
 static struct ggml_tensor * x_check_mul_mat(struct ggml_context * ctx, const char * fn,
                                             struct ggml_tensor * a, struct ggml_tensor * b) {
-    GGML_X_CHECK(ctx, !ggml_is_transposed(a), "%s: a must not be transposed (a %s, nb [%zu,%zu,%zu,%zu])",
-                 fn, X_SHAPE(a), a->nb[0], a->nb[1], a->nb[2], a->nb[3]);
-    GGML_X_CHECK(ctx, a->ne[0] == b->ne[0], "%s: a->ne[0] (%" PRId64 ") != b->ne[0] (%" PRId64 ") (a %s, b %s)",
-                 fn, a->ne[0], b->ne[0], X_SHAPE(a), X_SHAPE(b));
+    // the callers print the operands' shapes: the messages say what is wrong, without them
+    GGML_X_CHECK(ctx, a->ne[0] == b->ne[0],
+                 "%s: the rows of a and b must have the same length K (dimension 0): a's have %" PRId64 " elements, b's %" PRId64,
+                 fn, a->ne[0], b->ne[0]);
+    GGML_X_CHECK(ctx, a->ne[0] > 0, "%s: the rows of a and b are empty (K = 0): a matrix product needs K >= 1", fn);
+    GGML_X_CHECK(ctx, !ggml_is_transposed(a),
+                 "%s: a must not be transposed (its stride nb[0] = %zu exceeds nb[1] = %zu): make it contiguous first (ggml_cont)",
+                 fn, a->nb[0], a->nb[1]);
     GGML_X_CHECK(ctx, x_broadcasts_23(a, b),
-                 "%s: b->ne[2..3] must be multiples of a->ne[2..3] (a %s, b %s)", fn, X_SHAPE(a), X_SHAPE(b));
+                 "%s: b's dimensions 2 and 3 must be multiples of a's (a's are broadcast over b's)", fn);
     return a;
 }
 

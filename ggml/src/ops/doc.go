@@ -1,0 +1,13 @@
+// Package ops compiles the op constructors of the ggml C library through cgo: the .c files of
+// ggml/src/ops (ggml_add, ggml_mul_mat, ggml_rope, ...: the functions that add nodes to a
+// graph). It has no Go API: package github.com/ggml-go/ggml imports it for its C symbols,
+// which resolve across Go packages when the program is linked. Any .c file added to this
+// directory is compiled with no further step.
+package ops
+
+import (
+	// the library's headers (ggml/include; ggml/src and its subdirectories), embedded by these
+	// packages: imported so that editing one of them rebuilds this package
+	_ "github.com/ggml-go/ggml/ggml/include"
+	_ "github.com/ggml-go/ggml/ggml/src"
+)
