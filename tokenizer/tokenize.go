@@ -1,0 +1,43 @@
+package tokenizer
+
+import "sync"
+
+var statePool = sync.Pool{New: func() any { return new(state) }}
+
+// Tokenize returns the token ids of text, as llama_tokenize(text, addBOS, special) of
+// llama.cpp b1882 does. With addBOS the BOS token comes first (if the vocabulary has one).
+// With special, special tokens written literally in the text (for the LLaMA vocabulary:
+// <s>, </s>, <unk> and the byte tokens such as <0x0A>) are recognised first and the text
+// between them is tokenized as usual. SPM adds a space in front of the text unless it starts
+// with a special token. Empty text gives no tokens (just BOS with addBOS). Any byte string
+// is accepted; invalid UTF-8 is carried through byte tokens.
+func (t *Tokenizer) Tokenize(text string, addBOS, special bool) []int32 {
+	out := make([]int32, 0, len(text)/3+2)
+	if addBOS && t.vocab.BOS >= 0 {
+		out = append(out, t.vocab.BOS)
+	}
+	if text == "" {
+		return out
+	}
+	st := statePool.Get().(*state)
+	defer statePool.Put(st)
+	return t.tokenize(text, special, out, st)
+}
+
+func (t *Tokenizer) tokenize(text string, special bool, out []int32, st *state) []int32 {
+	st.frags = t.partition(text, special, st.frags)
+	for k, f := range st.frags {
+		if f.id >= 0 {
+			out = append(out, f.id)
+			continue
+		}
+		raw := text[f.start:f.end]
+		if t.vocab.Model == ModelSPM {
+			st.buf = escapeSPM(st.buf, raw, k == 0)
+			out = t.spm(string(st.buf), out, st)
+		} else {
+			out = t.bpe(raw, out, st)
+		}
+	}
+	return out
+}
