@@ -10,7 +10,9 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 // <s>, </s>, <unk> and the byte tokens such as <0x0A>) are recognised first and the text
 // between them is tokenized as usual. SPM adds a space in front of the text unless it starts
 // with a special token. Empty text gives no tokens (just BOS with addBOS). Any byte string
-// is accepted; invalid UTF-8 is carried through byte tokens.
+// is accepted: bytes that form no token become byte tokens. As in llama.cpp, SPM cuts
+// characters by their lead byte alone, so in invalid UTF-8 a stray lead byte takes the
+// following bytes with it (and a space right after it comes back as "▁").
 func (t *Tokenizer) Tokenize(text string, addBOS, special bool) []int32 {
 	out := make([]int32, 0, len(text)/3+2)
 	if addBOS && t.vocab.BOS >= 0 {
