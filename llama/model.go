@@ -1,3 +1,5 @@
+//go:build cgo
+
 package llama
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
@@ -78,9 +81,30 @@ func (m *Model) SetThreads(n int) error {
 	return m.cpu.SetThreads(n)
 }
 
-// Description returns a short description in llama.cpp's style ("llama 128d 2L F16").
+// fileTypeNames are llama.cpp's names of general.file_type values.
+var fileTypeNames = map[int]string{
+	0: "all F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+	11: "Q3_K - Small", 12: "Q3_K - Medium", 13: "Q3_K - Large", 14: "Q4_K - Small",
+	15: "Q4_K - Medium", 16: "Q5_K - Small", 17: "Q5_K - Medium", 18: "Q6_K",
+}
+
+// modelSizes are llama.cpp's size labels by layer count.
+var modelSizes = map[int]string{22: "1B", 26: "3B", 32: "7B", 40: "13B", 48: "34B", 60: "30B", 80: "65B"}
+
+// Description returns llama.cpp's description of the model ("llama 7B Q4_0", "llama ?B F16").
 func (m *Model) Description() string {
-	return fmt.Sprintf("llama %dd %dL %s", m.HP.NEmbd, m.HP.NLayer, m.output.Type().String())
+	size, ok := modelSizes[m.HP.NLayer]
+	if !ok {
+		size = "?B"
+	}
+	ft, ok := fileTypeNames[m.HP.FileType]
+	if !ok {
+		ft = "unknown file type"
+		if m.HP.FileType < 0 {
+			ft = strings.ToUpper(m.output.Type().String()) + " (guessed)"
+		}
+	}
+	return "llama " + size + " " + ft
 }
 
 // WeightBytes returns the total size of the weights in bytes.
