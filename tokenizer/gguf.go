@@ -62,6 +62,9 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		key string
 		id  *int32
 	}{{KeyBOS, &v.BOS}, {KeyEOS, &v.EOS}, {KeyUNK, &v.UNK}, {KeySEP, &v.SEP}, {KeyPAD, &v.PAD}} {
+		if int(*s.id) >= len(v.Tokens) {
+			*s.id = NoToken // a default that this (tiny) vocabulary does not have
+		}
 		id, err := f.GetUint32(s.key)
 		switch {
 		case errors.Is(err, gguf.ErrKeyNotFound):
