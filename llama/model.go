@@ -239,7 +239,7 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("llama: %s is not a readable GGUF file: %w", path, err)
+		return nil, fmt.Errorf("llama: not a readable GGUF file (truncated, or not a model?): %w", err)
 	}
 	// the metadata stays in memory; the tensor data are read through the mapping
 	defer f.Close()
