@@ -1,0 +1,253 @@
+package sampling
+
+import (
+	"math"
+	"slices"
+)
+
+// better orders candidates: higher logit first, lower id on ties; NaN logits go last.
+func better(a, b Candidate) bool {
+	aNaN, bNaN := a.Logit != a.Logit, b.Logit != b.Logit
+	if aNaN != bNaN {
+		return bNaN
+	}
+	if !aNaN && a.Logit != b.Logit {
+		return a.Logit > b.Logit
+	}
+	return a.ID < b.ID
+}
+
+func compare(a, b Candidate) int {
+	switch {
+	case better(a, b):
+		return -1
+	case better(b, a):
+		return 1
+	}
+	return 0
+}
+
+// penalize applies the repetition, frequency and presence penalties to the candidates of
+// the tokens among the last RepeatLastN accepted (llama_sample_repetition_penalties): a
+// positive logit is divided by RepeatPenalty, another multiplied; then count·frequency +
+// presence is subtracted. The candidates are still in id order here.
+func (s *Sampler) penalize() {
+	p := s.p
+	if s.histLen == 0 || (p.RepeatPenalty == 1 && p.FrequencyPenalty == 0 && p.PresencePenalty == 0) {
+		return
+	}
+	clear(s.counts)
+	for i := 0; i < s.histLen; i++ {
+		s.counts[s.hist[i]]++ // the ring holds exactly the window once full
+	}
+	for tok, n := range s.counts {
+		if tok < 0 || int(tok) >= len(s.cands) {
+			continue
+		}
+		c := &s.cands[tok]
+		if c.Logit <= 0 {
+			c.Logit *= p.RepeatPenalty
+		} else {
+			c.Logit /= p.RepeatPenalty
+		}
+		c.Logit -= float32(n)*p.FrequencyPenalty + p.PresencePenalty
+	}
+}
+
+// sort orders the candidates by logit, highest first, if they are not yet.
+func (s *Sampler) sort() {
+	if !s.sorted {
+		slices.SortFunc(s.cands, compare)
+		s.sorted = true
+	}
+}
+
+// softmax sorts the candidates and sets their probabilities.
+func (s *Sampler) softmax() {
+	s.sort()
+	top := s.cands[0].Logit
+	var sum float64
+	for i := range s.cands {
+		p := math.Exp(float64(s.cands[i].Logit - top))
+		s.cands[i].P = float32(p)
+		sum += p
+	}
+	for i := range s.cands {
+		s.cands[i].P = float32(float64(s.cands[i].P) / sum)
+	}
+}
+
+// topK keeps the k best candidates (k ≤ 0: all), sorted.
+func (s *Sampler) topK(k int) {
+	n := len(s.cands)
+	if k <= 0 || k >= n {
+		return
+	}
+	if s.sorted || k > n/8 {
+		s.sort()
+		s.cands = s.cands[:k]
+		return
+	}
+	// A heap of the k best seen so far, the worst of them on top.
+	h := s.heap[:0]
+	down := func(i int) {
+		for {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && better(h[m], h[l]) {
+				m = l
+			}
+			if r < len(h) && better(h[m], h[r]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, c := range s.cands {
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		} else if better(c, h[0]) {
+			h[0] = c
+			down(0)
+		}
+	}
+	s.heap = h
+	s.cands = append(s.cands[:0], h...)
+	slices.SortFunc(s.cands, compare)
+	s.sorted = true
+}
+
+// tailFree keeps candidates until the normalised absolute second differences of the sorted
+// probabilities add up to more than z (Tail Free Sampling, llama_sample_tail_free).
+func (s *Sampler) tailFree(z float32) {
+	if z >= 1 || len(s.cands) <= 2 {
+		return
+	}
+	s.softmax()
+	c := s.cands
+	d := s.shiftBuf(len(c) - 2)
+	var sum float64
+	for i := range d {
+		d1a := float64(c[i].P) - float64(c[i+1].P)
+		d1b := float64(c[i+1].P) - float64(c[i+2].P)
+		d[i] = math.Abs(d1a - d1b)
+		sum += d[i]
+	}
+	for i := range d {
+		if sum > 1e-6 {
+			d[i] /= sum
+		} else {
+			d[i] = 1 / float64(len(d))
+		}
+	}
+	keep := len(c)
+	var cum float64
+	for i, x := range d {
+		cum += x
+		if cum > float64(z) && i >= 1 {
+			keep = i
+			break
+		}
+	}
+	s.cands = c[:keep]
+}
+
+// typical keeps the candidates whose surprise −log p is closest to the entropy, until their
+// probabilities add up to more than p (locally typical sampling, llama_sample_typical). The
+// kept candidates are in that order afterwards.
+func (s *Sampler) typical(p float32) {
+	if p >= 1 {
+		return
+	}
+	s.softmax()
+	c := s.cands
+	var entropy float64
+	for _, x := range c {
+		if x.P > 0 {
+			entropy -= float64(x.P) * math.Log(float64(x.P))
+		}
+	}
+	shift := s.shiftBuf(len(c))
+	s.order = s.order[:0]
+	for i, x := range c {
+		shift[i] = math.Abs(-math.Log(float64(x.P)) - entropy)
+		s.order = append(s.order, int32(i))
+	}
+	slices.SortStableFunc(s.order, func(a, b int32) int {
+		switch {
+		case shift[a] < shift[b]:
+			return -1
+		case shift[a] > shift[b]:
+			return 1
+		}
+		return 0
+	})
+	keep := len(c)
+	var cum float64
+	for i, idx := range s.order {
+		cum += float64(c[idx].P)
+		if cum > float64(p) {
+			keep = i + 1
+			break
+		}
+	}
+	s.tmp = s.tmp[:0]
+	for _, idx := range s.order[:keep] {
+		s.tmp = append(s.tmp, c[idx])
+	}
+	s.cands = append(s.cands[:0], s.tmp...)
+	s.sorted = false
+}
+
+// topP keeps the most likely candidates until their probabilities reach p (nucleus
+// sampling, llama_sample_top_p).
+func (s *Sampler) topP(p float32) {
+	if p >= 1 {
+		return
+	}
+	s.softmax()
+	var cum float64
+	for i, x := range s.cands {
+		cum += float64(x.P)
+		if cum >= float64(p) {
+			s.cands = s.cands[:i+1]
+			return
+		}
+	}
+}
+
+// minP drops the candidates less likely than p times the most likely one (llama_sample_min_p).
+func (s *Sampler) minP(p float32) {
+	if p <= 0 {
+		return
+	}
+	s.softmax()
+	limit := p * s.cands[0].P
+	for i := 1; i < len(s.cands); i++ {
+		if s.cands[i].P < limit {
+			s.cands = s.cands[:i]
+			return
+		}
+	}
+}
+
+// temperature divides the logits by t.
+func (s *Sampler) temperature(t float32) {
+	for i := range s.cands {
+		s.cands[i].Logit /= t
+	}
+}
+
+func (s *Sampler) shiftBuf(n int) []float64 {
+	if cap(s.shift) < n {
+		s.shift = make([]float64, n)
+	}
+	s.shift = s.shift[:n]
+	return s.shift
+}
