@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -75,9 +74,9 @@ func cmdBench(args []string) error {
 	}
 	defer l.Close()
 	m := l.model
-	fmt.Printf("model: %s, %s, %.2f MiB of weights, %d layers, n_embd %d, vocab %d (loaded in %v)\n",
+	fmt.Fprintf(stdout, "model: %s, %s, %.2f MiB of weights, %d layers, n_embd %d, vocab %d (loaded in %v)\n",
 		mf.path, m.Description(), float64(m.WeightBytes())/(1<<20), m.HP.NLayer, m.HP.NEmbd, m.HP.NVocab, l.elapsed.Round(time.Millisecond))
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "threads\ttest\ttokens/s\t±\t")
 	maxTok := 0
 	for _, p := range pps {

@@ -19,9 +19,9 @@ import (
 // newFlags returns a flag set that reports errors and prints its usage to stderr.
 func newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: ggml-llama %s %s\n\nflags (- or -- both work):\n", name, synopsis)
+		fmt.Fprintf(stderr, "usage: ggml-llama %s %s\n\nflags (- or -- both work):\n", name, synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -36,7 +36,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return errUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "ggml-llama %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fmt.Fprintf(stderr, "ggml-llama %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
 		fs.Usage()
 		return errUsage
 	}
@@ -96,7 +96,7 @@ func (mf *modelFlags) load() (*loaded, error) {
 		opt.Offload, opt.GPULayers = l.offload, mf.ngl
 	}
 	if st.Size() > 64<<20 {
-		opt.Progress = progressBar(os.Stderr, "loading "+mf.path)
+		opt.Progress = progressBar(stderr, "loading "+mf.path)
 	}
 	start := time.Now()
 	if l.model, err = llama.Load(mf.path, opt); err != nil {

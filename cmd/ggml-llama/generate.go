@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/ggml-go/ggml/llama"
@@ -73,7 +72,7 @@ func cmdGenerate(args []string) error {
 	for _, t := range tokens {
 		smp.Accept(t)
 	}
-	out := bufio.NewWriter(os.Stdout)
+	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if *echo {
 		out.WriteString(*prompt)
@@ -112,11 +111,11 @@ func cmdGenerate(args []string) error {
 	}
 	tGen := time.Since(t1)
 	out.Flush()
-	fmt.Fprintln(os.Stderr)
+	fmt.Fprintln(stderr)
 	if stop != "" {
-		fmt.Fprintf(os.Stderr, "[stopped: %s]\n", stop)
+		fmt.Fprintf(stderr, "[stopped: %s]\n", stop)
 	}
-	fmt.Fprintf(os.Stderr, "load: %v; prompt: %d tokens, %.1f tokens/s; generation: %d tokens, %.1f tokens/s\n",
+	fmt.Fprintf(stderr, "load: %v; prompt: %d tokens, %.1f tokens/s; generation: %d tokens, %.1f tokens/s\n",
 		l.elapsed.Round(time.Millisecond), len(tokens), float64(len(tokens))/tPrompt.Seconds(),
 		generated, float64(generated)/tGen.Seconds())
 	return nil

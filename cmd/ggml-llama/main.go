@@ -24,6 +24,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -58,7 +59,7 @@ func main() {
 // run executes the command line and returns the exit status.
 func run(args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(os.Stderr, usage)
+		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
 			return 2
 		}
@@ -66,7 +67,7 @@ func run(args []string) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "ggml-llama: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "ggml-llama: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
 	if err := cmd(args[1:]); err != nil {
@@ -77,7 +78,7 @@ func run(args []string) int {
 		if !strings.HasPrefix(msg, "ggml-llama") {
 			msg = "ggml-llama " + args[0] + ": " + msg
 		}
-		fmt.Fprintln(os.Stderr, msg)
+		fmt.Fprintln(stderr, msg)
 		return 1
 	}
 	return 0
@@ -85,3 +86,9 @@ func run(args []string) int {
 
 // errUsage reports a command-line error already explained by the flag package.
 var errUsage = errors.New("usage")
+
+// stdout and stderr are where the commands write (tests replace them).
+var (
+	stdout io.Writer = os.Stdout
+	stderr io.Writer = os.Stderr
+)

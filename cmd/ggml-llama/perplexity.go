@@ -65,7 +65,7 @@ func cmdPerplexity(args []string) error {
 	}
 	defer c.Close()
 	nv := l.model.HP.NVocab
-	fmt.Fprintf(os.Stderr, "perplexity: %d tokens, %d chunks of %d; scoring the second half of each chunk\n", len(tokens), nChunks, *nCtx)
+	fmt.Fprintf(stderr, "perplexity: %d tokens, %d chunks of %d; scoring the second half of each chunk\n", len(tokens), nChunks, *nCtx)
 	var nll float64
 	var count int
 	start := time.Now()
@@ -83,9 +83,9 @@ func cmdPerplexity(args []string) error {
 			nll -= logSoftmax(logits[i*nv:(i+1)*nv], chunk[i+1])
 			count++
 		}
-		fmt.Printf("[%d]%.4f ", ch+1, math.Exp(nll/float64(count)))
+		fmt.Fprintf(stdout, "[%d]%.4f ", ch+1, math.Exp(nll/float64(count)))
 	}
-	fmt.Printf("\nperplexity: %.4f over %d tokens (%.1f tokens/s)\n", math.Exp(nll/float64(count)), count,
+	fmt.Fprintf(stdout, "\nperplexity: %.4f over %d tokens (%.1f tokens/s)\n", math.Exp(nll/float64(count)), count,
 		float64(nChunks**nCtx)/time.Since(start).Seconds())
 	return nil
 }
