@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/ggml-go/ggml/llama"
+	"github.com/ggml-go/ggml/sampling"
 	"github.com/ggml-go/ggml/tokenizer"
 )
 
@@ -49,7 +50,7 @@ func Example() {
 	}
 	var out []int32
 	for len(out) < 8 {
-		next := argmax(logits) // or a sampling.Sampler
+		next := sampling.Greedy(logits) // or Sample of a sampling.Sampler
 		if next == tok.EOS() {
 			break
 		}
@@ -64,15 +65,4 @@ func Example() {
 	// prompt: [1 259 75 276 299 274 268 294 268]
 	// tokens in the context: 17
 	// text: true
-}
-
-// argmax returns the index of the largest logit.
-func argmax(v []float32) int32 {
-	best := 0
-	for i := range v {
-		if v[i] > v[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }

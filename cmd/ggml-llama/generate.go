@@ -6,23 +6,18 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ggml-go/ggml/llama"
+	"github.com/ggml-go/ggml/sampling"
 )
 
-// sampleParams are the sampling flags (llama.cpp's command-line defaults).
-type sampleParams struct {
-	temp, topP, minP, repeatPenalty float32
-	topK, repeatLastN               int
-	seed                            uint64
-}
+// stopFlags collects repeated --stop flags.
+type stopFlags []string
 
-// tokenSampler picks the next token from logits and learns the tokens chosen.
-type tokenSampler interface {
-	Sample(logits []float32) int32
-	Accept(tok int32)
-}
+func (s *stopFlags) String() string     { return strings.Join(*s, ",") }
+func (s *stopFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func cmdGenerate(args []string) error {
 	fs := newFlags("generate", "-m MODEL.gguf -p PROMPT [-n 128] [flags]")
@@ -33,30 +28,41 @@ func cmdGenerate(args []string) error {
 	nCtx := fs.Int("c", 512, "context size")
 	nBatch := fs.Int("b", 512, "batch size for the prompt")
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
-	var sp sampleParams
-	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
-	fs.IntVar(&sp.topK, "top-k", 40, "top-k sampling (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p sampling (1: off)")
-	minP := fs.Float64("min-p", 0.05, "min-p sampling (0: off)")
-	rp := fs.Float64("repeat-penalty", 1.1, "repetition penalty (1: off)")
-	fs.IntVar(&sp.repeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back over")
-	fs.Uint64Var(&sp.seed, "seed", 0, "random seed (0: from the clock)")
+	sp := sampling.DefaultParams()
+	temp := fs.Float64("temp", float64(sp.Temp), "temperature (0: greedy)")
+	fs.IntVar(&sp.TopK, "top-k", sp.TopK, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", float64(sp.TopP), "top-p sampling (1: off)")
+	minP := fs.Float64("min-p", float64(sp.MinP), "min-p sampling (0: off)")
+	tfs := fs.Float64("tfs", float64(sp.TailFreeZ), "tail-free sampling z (1: off)")
+	typical := fs.Float64("typical", float64(sp.TypicalP), "locally typical sampling p (1: off)")
+	rp := fs.Float64("repeat-penalty", float64(sp.RepeatPenalty), "repetition penalty (1: off)")
+	fs.IntVar(&sp.RepeatLastN, "repeat-last-n", sp.RepeatLastN, "tokens the penalties look back over (0: off)")
+	fp := fs.Float64("frequency-penalty", 0, "frequency penalty (0: off)")
+	pp := fs.Float64("presence-penalty", 0, "presence penalty (0: off)")
+	seed := fs.Int64("seed", -1, "random seed (-1: from the clock)")
+	var stops stopFlags
+	fs.Var(&stops, "stop", "stop when the text contains this string (repeatable)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	sp.temp, sp.topP, sp.minP, sp.repeatPenalty = float32(*temp), float32(*topP), float32(*minP), float32(*rp)
-	if sp.seed == 0 {
-		sp.seed = uint64(time.Now().UnixNano())
+	sp.Temp, sp.TopP, sp.MinP, sp.RepeatPenalty = float32(*temp), float32(*topP), float32(*minP), float32(*rp)
+	sp.TailFreeZ, sp.TypicalP = float32(*tfs), float32(*typical)
+	sp.FrequencyPenalty, sp.PresencePenalty = float32(*fp), float32(*pp)
+	if *seed < 0 {
+		sp.Seed = uint64(time.Now().UnixNano())
+	} else {
+		sp.Seed = uint64(*seed)
 	}
 	l, err := mf.load()
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	smp, err := newSampler(sp)
+	smp, err := sampling.New(sp)
 	if err != nil {
 		return err
 	}
+	stopper := sampling.NewStopMatcher(stops...)
 	tokens := l.tok.Tokenize(*prompt, l.tok.AddBOSDefault(), true)
 	if len(tokens) == 0 {
 		return errors.New("empty prompt: give one with -p")
@@ -96,8 +102,13 @@ func cmdGenerate(args []string) error {
 		}
 		generated++
 		piece = l.tok.AppendPiece(piece[:0], tok)
-		out.Write(piece)
+		shown, stopped := stopper.Feed(piece)
+		out.Write(shown)
 		out.Flush()
+		if stopped {
+			stop = "stop string"
+			break
+		}
 		if generated == *n {
 			break
 		}
@@ -110,6 +121,7 @@ func cmdGenerate(args []string) error {
 		}
 	}
 	tGen := time.Since(t1)
+	out.Write(stopper.Flush())
 	out.Flush()
 	fmt.Fprintln(stderr)
 	if stop != "" {

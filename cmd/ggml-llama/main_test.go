@@ -109,6 +109,18 @@ func TestGenerateBenchPerplexity(t *testing.T) {
 	assert.Contains(t, errOut, "generation:")
 	assert.Contains(t, errOut, "tokens/s")
 
+	// seeded sampling is reproducible; a stop string ends the text before it
+	_, a, _ := capture(t, "generate", "-m", model, "-p", "Once", "-n", "12", "--temp", "1.5", "--seed", "5", "--top-k", "0", "--min-p", "0")
+	_, b, _ := capture(t, "generate", "-m", model, "-p", "Once", "-n", "12", "--temp", "1.5", "--seed", "5", "--top-k", "0", "--min-p", "0")
+	assert.Equal(t, a, b)
+	assert.NotEmpty(t, a)
+	if len(a) > 3 {
+		stop := a[2:4]
+		_, c, errOut := capture(t, "generate", "-m", model, "-p", "Once", "-n", "12", "--temp", "1.5", "--seed", "5", "--top-k", "0", "--min-p", "0", "--stop", stop)
+		assert.Equal(t, a[:strings.Index(a, stop)], c)
+		assert.Contains(t, errOut, "stop string")
+	}
+
 	code, out, errOut := capture(t, "bench", "-m", model, "-p", "16", "-n", "4", "-t", "1,2", "-r", "1")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "pp16")
