@@ -23,10 +23,10 @@ type Sampler struct {
 	histLen int
 	counts  map[int32]int32
 	cands   []Candidate
-	sorted  bool      // cands is ordered by logit, highest first (ties: lower id)
+	sorted  bool // cands is ordered by logit, highest first (ties: lower id)
 	heap    []Candidate
 	shift   []float64 // typical sampling scores
-	order   []int32
+	order   []typicalEntry
 	tmp     []Candidate
 }
 

@@ -81,6 +81,7 @@ func (s *Sampler) softmax() {
 func (s *Sampler) topK(k int) {
 	n := len(s.cands)
 	if k <= 0 || k >= n {
+		s.sort()
 		return
 	}
 	if s.sorted || k > n/8 {
@@ -173,33 +174,35 @@ func (s *Sampler) typical(p float32) {
 			entropy -= float64(x.P) * math.Log(float64(x.P))
 		}
 	}
-	shift := s.shiftBuf(len(c))
+	if cap(s.order) < cap(s.cands) { // sized for the vocabulary once, not per call
+		s.order = make([]typicalEntry, 0, cap(s.cands))
+		s.tmp = make([]Candidate, 0, cap(s.cands))
+	}
 	s.order = s.order[:0]
 	for i, x := range c {
-		shift[i] = math.Abs(-math.Log(float64(x.P)) - entropy)
-		s.order = append(s.order, int32(i))
+		s.order = append(s.order, typicalEntry{math.Abs(-math.Log(float64(x.P)) - entropy), int32(i)})
 	}
-	slices.SortStableFunc(s.order, func(a, b int32) int {
+	slices.SortFunc(s.order, func(a, b typicalEntry) int {
 		switch {
-		case shift[a] < shift[b]:
+		case a.shift < b.shift:
 			return -1
-		case shift[a] > shift[b]:
+		case a.shift > b.shift:
 			return 1
 		}
-		return 0
+		return int(a.idx - b.idx)
 	})
 	keep := len(c)
 	var cum float64
-	for i, idx := range s.order {
-		cum += float64(c[idx].P)
+	for i, e := range s.order {
+		cum += float64(c[e.idx].P)
 		if cum > float64(p) {
 			keep = i + 1
 			break
 		}
 	}
 	s.tmp = s.tmp[:0]
-	for _, idx := range s.order[:keep] {
-		s.tmp = append(s.tmp, c[idx])
+	for _, e := range s.order[:keep] {
+		s.tmp = append(s.tmp, c[e.idx])
 	}
 	s.cands = append(s.cands[:0], s.tmp...)
 	s.sorted = false
@@ -246,8 +249,14 @@ func (s *Sampler) temperature(t float32) {
 
 func (s *Sampler) shiftBuf(n int) []float64 {
 	if cap(s.shift) < n {
-		s.shift = make([]float64, n)
+		s.shift = make([]float64, n, max(n, cap(s.cands)))
 	}
 	s.shift = s.shift[:n]
 	return s.shift
+}
+
+// typicalEntry is a candidate's distance from the entropy and its index, for sorting.
+type typicalEntry struct {
+	shift float64
+	idx   int32
 }
