@@ -76,6 +76,9 @@ func (s *Sampler) History() []int32 {
 // *UsageError if logits is empty.
 func (s *Sampler) Sample(logits []float32) int32 {
 	if s.p.Temp <= 0 {
+		if !s.penalties() {
+			return Greedy(logits)
+		}
 		s.load(logits)
 		return argmax(s.cands)
 	}
@@ -126,9 +129,13 @@ func (s *Sampler) load(logits []float32) {
 	if len(logits) > math.MaxInt32 {
 		panic(&UsageError{fmt.Sprintf("sampling: %d logits are more than int32 token ids can address", len(logits))})
 	}
-	s.cands = s.cands[:0]
+	if cap(s.cands) < len(logits) {
+		s.cands = make([]Candidate, len(logits))
+	}
+	s.cands = s.cands[:len(logits)]
+	c := s.cands
 	for i, l := range logits {
-		s.cands = append(s.cands, Candidate{ID: int32(i), Logit: l})
+		c[i] = Candidate{ID: int32(i), Logit: l}
 	}
 	s.sorted = false
 	s.penalize()

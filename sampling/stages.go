@@ -32,10 +32,10 @@ func compare(a, b Candidate) int {
 // positive logit is divided by RepeatPenalty, another multiplied; then count·frequency +
 // presence is subtracted. The candidates are still in id order here.
 func (s *Sampler) penalize() {
-	p := s.p
-	if s.histLen == 0 || (p.RepeatPenalty == 1 && p.FrequencyPenalty == 0 && p.PresencePenalty == 0) {
+	if !s.penalties() {
 		return
 	}
+	p := s.p
 	clear(s.counts)
 	for i := 0; i < s.histLen; i++ {
 		s.counts[s.hist[i]]++ // the ring holds exactly the window once full
@@ -52,6 +52,12 @@ func (s *Sampler) penalize() {
 		}
 		c.Logit -= float32(n)*p.FrequencyPenalty + p.PresencePenalty
 	}
+}
+
+// penalties reports whether the penalties would change anything now.
+func (s *Sampler) penalties() bool {
+	p := s.p
+	return s.histLen > 0 && (p.RepeatPenalty != 1 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0)
 }
 
 // sort orders the candidates by logit, highest first, if they are not yet.
@@ -108,6 +114,9 @@ func (s *Sampler) topK(k int) {
 		}
 	}
 	for _, c := range s.cands {
+		if len(h) == k && c.Logit < h[0].Logit {
+			continue // the common case: not among the k best
+		}
 		if len(h) < k {
 			h = append(h, c)
 			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
