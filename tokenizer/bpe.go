@@ -16,7 +16,7 @@ func (t *Tokenizer) bpeWord(word string, out []int32, st *state) []int32 {
 	st.syms = splitSymbols(word, st.syms)
 	syms := st.syms
 	q := &st.queue
-	q.reset(true)
+	q.reset()
 	for i := 1; i < len(syms); i++ {
 		t.queueBPE(word, syms, int32(i-1), int32(i), q)
 	}
@@ -28,12 +28,13 @@ func (t *Tokenizer) bpeWord(word string, out []int32, st *state) []int32 {
 		if !merge(syms, p) {
 			continue
 		}
-		l := &syms[p.left]
+		left := p.left()
+		l := &syms[left]
 		if l.prev >= 0 {
-			t.queueBPE(word, syms, l.prev, p.left, q)
+			t.queueBPE(word, syms, l.prev, left, q)
 		}
 		if l.next >= 0 {
-			t.queueBPE(word, syms, p.left, l.next, q)
+			t.queueBPE(word, syms, left, l.next, q)
 		}
 	}
 	for i := int32(0); len(syms) > 0 && i >= 0; i = syms[i].next {
@@ -60,6 +61,6 @@ func (t *Tokenizer) queueBPE(word string, syms []symbol, left, right int32, q *p
 	a, b := syms[left], syms[right]
 	rank, ok := t.ranks[mergePair{word[a.start : a.start+a.n], word[b.start : b.start+b.n]}]
 	if ok {
-		q.push(pair{left: left, right: right, size: a.n + b.n, rank: rank})
+		q.push(pair{key: bpeKey(rank, left), right: right, size: a.n + b.n})
 	}
 }

@@ -1,5 +1,7 @@
 package tokenizer
 
+import "math"
+
 // symbol is one node of the doubly linked list of symbols that the SPM and BPE merge loops
 // work on: bytes [start, start+n) of the text, n == 0 once merged into its left neighbour.
 type symbol struct {
@@ -8,78 +10,90 @@ type symbol struct {
 }
 
 // pair is a candidate merge of the adjacent symbols left and right (whose joined text had
-// size bytes when the pair was queued). SPM ranks pairs by score, higher first; BPE by
-// rank, lower first; ties go to the leftmost pair.
+// size bytes when the pair was queued). Pairs are ordered by key: SPM merges the highest
+// token score first, BPE the lowest merge rank; ties go to the leftmost pair. The key packs
+// that order into one integer (priority in the high 32 bits, the left index in the low).
 type pair struct {
-	left, right int32
-	size        int32
-	score       float32 // SPM: token score
-	rank        int32   // BPE: merge index
+	key   uint64
+	right int32
+	size  int32
 }
 
-// pairQueue is a binary heap of pairs: the pair to merge next is at the top. Each merge
-// queues at most two new pairs, so a text of n symbols costs O(n log n).
+func (p pair) left() int32 { return int32(uint32(p.key)) }
+
+// spmKey orders by score, highest first: the float's bits made monotonic, then inverted.
+func spmKey(score float32, left int32) uint64 {
+	b := math.Float32bits(score)
+	if b&0x80000000 != 0 {
+		b = ^b
+	} else {
+		b |= 0x80000000
+	}
+	return uint64(^b)<<32 | uint64(uint32(left))
+}
+
+// bpeKey orders by merge rank, lowest first.
+func bpeKey(rank, left int32) uint64 {
+	return uint64(uint32(rank))<<32 | uint64(uint32(left))
+}
+
+// pairQueue is a binary min-heap of pairs by key: the pair to merge next is at the top.
+// Each merge queues at most two new pairs, so a text of n symbols costs O(n log n).
 type pairQueue struct {
 	items []pair
-	bpe   bool // order by rank (BPE) instead of score (SPM)
-	ops   int  // pushes + pops, for the tests of the complexity
+	ops   int // pushes + pops, for the tests of the complexity
 }
 
-// before reports whether a must be merged before b.
-func (q *pairQueue) before(a, b pair) bool {
-	if q.bpe {
-		if a.rank != b.rank {
-			return a.rank < b.rank
-		}
-	} else if a.score != b.score {
-		return a.score > b.score
-	}
-	return a.left < b.left
-}
-
-func (q *pairQueue) reset(bpe bool) {
+func (q *pairQueue) reset() {
 	q.items = q.items[:0]
-	q.bpe = bpe
 }
 
 func (q *pairQueue) push(p pair) {
 	q.ops++
 	q.items = append(q.items, p)
-	i := len(q.items) - 1
+	h := q.items
+	i := len(h) - 1
 	for i > 0 {
 		up := (i - 1) / 2
-		if !q.before(q.items[i], q.items[up]) {
+		if h[up].key <= p.key {
 			break
 		}
-		q.items[i], q.items[up] = q.items[up], q.items[i]
+		h[i] = h[up]
 		i = up
 	}
+	h[i] = p
 }
 
 func (q *pairQueue) pop() (pair, bool) {
-	if len(q.items) == 0 {
+	h := q.items
+	if len(h) == 0 {
 		return pair{}, false
 	}
 	q.ops++
-	top := q.items[0]
-	last := len(q.items) - 1
-	q.items[0] = q.items[last]
-	q.items = q.items[:last]
+	top := h[0]
+	last := len(h) - 1
+	x := h[last]
+	h = h[:last]
+	q.items = h
+	if last == 0 {
+		return top, true
+	}
 	i := 0
 	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < last && q.before(q.items[l], q.items[m]) {
-			m = l
-		}
-		if r < last && q.before(q.items[r], q.items[m]) {
-			m = r
-		}
-		if m == i {
+		c := 2*i + 1
+		if c >= last {
 			break
 		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
-		i = m
+		if c+1 < last && h[c+1].key < h[c].key {
+			c++
+		}
+		if x.key <= h[c].key {
+			break
+		}
+		h[i] = h[c]
+		i = c
 	}
+	h[i] = x
 	return top, true
 }
 
@@ -101,7 +115,8 @@ func splitSymbols(text string, syms []symbol) []symbol {
 // merge joins symbol p.right into p.left if the pair is still current, and reports whether
 // it did. A pair is stale when either side was merged away or has grown since it was queued.
 func merge(syms []symbol, p pair) bool {
-	l, r := &syms[p.left], &syms[p.right]
+	left := p.left()
+	l, r := &syms[left], &syms[p.right]
 	if l.n == 0 || r.n == 0 || l.n+r.n != p.size {
 		return false
 	}
@@ -109,7 +124,7 @@ func merge(syms []symbol, p pair) bool {
 	r.n = 0
 	l.next = r.next
 	if r.next >= 0 {
-		syms[r.next].prev = p.left
+		syms[r.next].prev = left
 	}
 	return true
 }

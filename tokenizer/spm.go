@@ -20,7 +20,7 @@ func (t *Tokenizer) spm(text string, out []int32, st *state) []int32 {
 	st.syms = splitSymbols(text, st.syms)
 	syms := st.syms
 	q := &st.queue
-	q.reset(false)
+	q.reset()
 	for i := 1; i < len(syms); i++ {
 		t.queueSPM(text, syms, int32(i-1), int32(i), q)
 	}
@@ -32,12 +32,13 @@ func (t *Tokenizer) spm(text string, out []int32, st *state) []int32 {
 		if !merge(syms, p) {
 			continue
 		}
-		l := &syms[p.left]
+		left := p.left()
+		l := &syms[left]
 		if l.prev >= 0 {
-			t.queueSPM(text, syms, l.prev, p.left, q)
+			t.queueSPM(text, syms, l.prev, left, q)
 		}
 		if l.next >= 0 {
-			t.queueSPM(text, syms, p.left, l.next, q)
+			t.queueSPM(text, syms, left, l.next, q)
 		}
 	}
 	for i := int32(0); len(syms) > 0 && i >= 0; i = syms[i].next {
@@ -59,7 +60,7 @@ func (t *Tokenizer) queueSPM(text string, syms []symbol, left, right int32, q *p
 	a, b := syms[left], syms[right]
 	joined := text[a.start : b.start+b.n]
 	if id, ok := t.ids[joined]; ok {
-		q.push(pair{left: left, right: right, size: a.n + b.n, score: t.scores[id]})
+		q.push(pair{key: spmKey(t.scores[id], left), right: right, size: a.n + b.n})
 	}
 }
 
