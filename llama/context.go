@@ -32,6 +32,8 @@ type Context struct {
 	graphSize int
 	maskBuf   []float32
 	posBuf    []int32
+	decode    map[int]*decodeGraph // reused one-token graphs by number of cells attended
+	noReuse   bool                 // tests: always rebuild through the scheduler
 }
 
 // NewContext creates an inference context on the model. It allocates the KV cache and sizes
@@ -54,7 +56,7 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{m: m, kv: kv, nBatch: nBatch, graphSize: 1024 + 64*m.HP.NLayer}
+	c := &Context{m: m, kv: kv, nBatch: nBatch, graphSize: 1024 + 64*m.HP.NLayer, decode: map[int]*decodeGraph{}}
 	backends := []*ggml.Backend{m.cpu}
 	if m.offload != nil {
 		backends = []*ggml.Backend{m.offload, m.cpu}
@@ -94,6 +96,10 @@ func (c *Context) Close() error {
 	if c == nil {
 		return nil
 	}
+	for k, d := range c.decode {
+		d.close()
+		delete(c.decode, k)
+	}
 	if c.sched != nil {
 		c.sched.Close()
 		c.sched = nil
@@ -128,7 +134,7 @@ func (c *Context) measure(s step) error {
 		return err
 	}
 	defer gctx.Close()
-	g, in, _ := c.build(gctx, s)
+	g, in, _, _ := c.build(gctx, s)
 	if err := c.allocInputs(in); err != nil {
 		return err
 	}
@@ -188,6 +194,9 @@ func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
 
 // evalBatch evaluates one batch; want: return logits (all rows or the last).
 func (c *Context) evalBatch(tokens []int32, want, all bool) ([]float32, error) {
+	if len(tokens) == 1 && c.m.offload == nil && !c.noReuse {
+		return c.decodeStep(tokens[0])
+	}
 	head := c.kv.nUsed
 	s := step{nTokens: len(tokens), kvHead: head, nKV: nKVFor(head+len(tokens), c.kv.nCtx), allLogits: all}
 	gctx, err := c.newGraphContext()
@@ -195,39 +204,12 @@ func (c *Context) evalBatch(tokens []int32, want, all bool) ([]float32, error) {
 		return nil, err
 	}
 	defer gctx.Close()
-	g, in, logits := c.build(gctx, s)
+	g, in, logits, _ := c.build(gctx, s)
 	c.sched.Reset()
 	if err := c.allocInputs(in); err != nil {
 		return nil, err
 	}
-	if err := in.tokens.SetInt32(tokens); err != nil {
-		return nil, err
-	}
-	c.posBuf = c.posBuf[:0]
-	for i := range tokens {
-		c.posBuf = append(c.posBuf, int32(head+i))
-	}
-	if err := in.pos.SetInt32(c.posBuf); err != nil {
-		return nil, err
-	}
-	// mask: token i (position head+i) sees cells j <= head+i
-	need := s.nKV * len(tokens)
-	if cap(c.maskBuf) < need {
-		c.maskBuf = make([]float32, need)
-	}
-	mask := c.maskBuf[:need]
-	negInf := float32(math.Inf(-1))
-	for i := range tokens {
-		row := mask[i*s.nKV : (i+1)*s.nKV]
-		for j := range row {
-			if j <= head+i {
-				row[j] = 0
-			} else {
-				row[j] = negInf
-			}
-		}
-	}
-	if err := in.mask.SetFloat32(mask); err != nil {
+	if err := c.setInputs(in, tokens, head, s.nKV); err != nil {
 		return nil, err
 	}
 	if err := c.sched.Compute(g); err != nil {
@@ -238,4 +220,36 @@ func (c *Context) evalBatch(tokens []int32, want, all bool) ([]float32, error) {
 		return nil, nil
 	}
 	return logits.Float32()
+}
+
+// setInputs writes the tokens, their positions (from head) and the causal mask over nKV cells.
+func (c *Context) setInputs(in graphInputs, tokens []int32, head, nKV int) error {
+	if err := in.tokens.SetInt32(tokens); err != nil {
+		return err
+	}
+	c.posBuf = c.posBuf[:0]
+	for i := range tokens {
+		c.posBuf = append(c.posBuf, int32(head+i))
+	}
+	if err := in.pos.SetInt32(c.posBuf); err != nil {
+		return err
+	}
+	// mask: token i (position head+i) sees cells j <= head+i
+	need := nKV * len(tokens)
+	if cap(c.maskBuf) < need {
+		c.maskBuf = make([]float32, need)
+	}
+	mask := c.maskBuf[:need]
+	negInf := float32(math.Inf(-1))
+	for i := range tokens {
+		row := mask[i*nKV : (i+1)*nKV]
+		for j := range row {
+			if j <= head+i {
+				row[j] = 0
+			} else {
+				row[j] = negInf
+			}
+		}
+	}
+	return in.mask.SetFloat32(mask)
 }

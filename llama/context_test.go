@@ -151,3 +151,42 @@ func TestOffloadThroughScheduler(t *testing.T) {
 		m.Close()
 	}
 }
+
+// One-token steps through the reused decode graphs give exactly the logits of graphs rebuilt
+// through the scheduler, across n_kv buckets, a Reset and a change of thread count, and the
+// graphs are reused (one per bucket).
+func TestDecodeGraphReuse(t *testing.T) {
+	leakCheck(t)
+	m, err := Load(tinyModel(t, RandomConfig{Seed: 5, NHead: 4, NHeadKV: 2}), Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	var ctxs [2]*Context
+	for i := range ctxs {
+		ctxs[i], err = m.NewContext(ContextOptions{NCtx: 128})
+		require.NoError(t, err)
+		defer ctxs[i].Close()
+	}
+	ctxs[1].noReuse = true
+	prompt := []int32{1, 20, 30, 40}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			require.NoError(t, m.SetThreads(1))
+		}
+		var last [2][]float32
+		for i, c := range ctxs {
+			c.Reset()
+			last[i], err = c.Eval(prompt, false)
+			require.NoError(t, err)
+		}
+		for step := 0; step < 70; step++ {
+			tok := int32(3 + (step*53)%290)
+			for i, c := range ctxs {
+				last[i], err = c.Eval([]int32{tok}, false)
+				require.NoError(t, err)
+			}
+			require.Equal(t, last[1], last[0], "round %d step %d", round, step)
+		}
+		assert.Len(t, ctxs[0].decode, 3, "one graph per n_kv bucket (32, 64, 96)")
+		assert.Empty(t, ctxs[1].decode)
+	}
+}

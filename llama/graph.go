@@ -15,6 +15,31 @@ type graphInputs struct {
 	mask   *ggml.Tensor // F32 [n_kv, n_tokens]
 }
 
+// kvStores are the view nodes through which a graph writes the new K and V into the cache:
+// per layer the K view and the result of the copy into it, then the same for V. A graph that
+// is reused moves them to the cells of each step (setHead).
+type kvStores struct {
+	k, v []*ggml.Tensor
+}
+
+// setHead points the stores at cell head.
+func (s *kvStores) setHead(kv *kvCache, head int) error {
+	gqa := int64(kv.k[0].NumElements() / int64(kv.nCtx))
+	kOff := kv.typ.RowSize(gqa) * uint64(head)
+	vOff := kv.typ.RowSize(1) * uint64(head)
+	for _, t := range s.k {
+		if err := t.SetViewOffset(kOff); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.v {
+		if err := t.SetViewOffset(vOff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // step describes one evaluation: n tokens stored from cell kvHead, attention over nKV cells.
 type step struct {
 	nTokens, kvHead, nKV int
@@ -34,8 +59,9 @@ func (h HParams) ropeParams() (nOrig int, freqScale, extFactor float32) {
 }
 
 // build creates the forward graph of one step in ctx (MODELS.md §3) and returns it with its
-// inputs and its logits ([n_vocab, n_tokens], or [n_vocab, 1] for the last token only).
-func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *ggml.Tensor) {
+// inputs, its logits ([n_vocab, n_tokens], or [n_vocab, 1] for the last token only) and the
+// nodes that store K and V.
+func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *ggml.Tensor, *kvStores) {
 	m, h, kv := c.m, c.m.HP, c.kv
 	n := int64(s.nTokens)
 	hd, nh, nhkv := int64(h.HeadDim()), int64(h.NHead), int64(h.NHeadKV)
@@ -52,6 +78,7 @@ func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *g
 	nOrig, freqScale, extFactor := h.ropeParams()
 	kqScale := float32(1 / math.Sqrt(float64(hd)))
 	ksz := kv.typ.RowSize(1)
+	stores := &kvStores{}
 	x := ctx.GetRows(m.tokEmbd, in.tokens) // [n_embd, n]
 	for il := range m.layers {
 		l := &m.layers[il]
@@ -76,8 +103,12 @@ func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *g
 		// store K and V of the new tokens in their cells
 		kView := ctx.View1D(kv.k[il], n*gqa, kv.typ.RowSize(gqa)*uint64(s.kvHead))
 		vView := ctx.View2D(kv.v[il], n, gqa, uint64(nCtx)*ksz, uint64(s.kvHead)*ksz)
-		g.BuildForwardExpand(ctx.Cpy(k, kView))
-		g.BuildForwardExpand(ctx.Cpy(ctx.Transpose(ctx.Reshape2D(v, gqa, n)), vView))
+		kCpy := ctx.Cpy(k, kView)
+		vCpy := ctx.Cpy(ctx.Transpose(ctx.Reshape2D(v, gqa, n)), vView)
+		g.BuildForwardExpand(kCpy)
+		g.BuildForwardExpand(vCpy)
+		stores.k = append(stores.k, kView, kCpy)
+		stores.v = append(stores.v, vView, vCpy)
 
 		// attention over the first nKV cells
 		qp := ctx.Permute(q, 0, 2, 1, 3) // [hd, n, nh]
@@ -104,5 +135,5 @@ func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *g
 	x = ctx.Mul(ctx.RMSNorm(x, h.NormEps), m.outNorm)
 	logits := ctx.MulMat(m.output, x).SetName("result_output")
 	g.BuildForwardExpand(logits)
-	return g, in, logits
+	return g, in, logits, stores
 }

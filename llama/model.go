@@ -55,6 +55,7 @@ type Model struct {
 	cpu      *ggml.Backend
 	offload  *ggml.Backend
 	nOffload int // layers on offload
+	threads  int // CPU threads
 	outOff   bool
 	weights  []*ggml.GGUFTensors
 	tokEmbd  *ggml.Tensor
@@ -78,7 +79,11 @@ func (m *Model) SetThreads(n int) error {
 	if n <= 0 {
 		n = DefaultThreads()
 	}
-	return m.cpu.SetThreads(n)
+	if err := m.cpu.SetThreads(n); err != nil {
+		return err
+	}
+	m.threads = n
+	return nil
 }
 
 // fileTypeNames are llama.cpp's names of general.file_type values.
@@ -264,6 +269,7 @@ func Load(path string, opt Options) (*Model, error) {
 	if m.cpu, err = ggml.NewCPU(ggml.WithThreads(threads)); err != nil {
 		return nil, err
 	}
+	m.threads = threads
 	if opt.Offload != nil && opt.GPULayers > 0 {
 		m.offload = opt.Offload
 		m.nOffload = min(opt.GPULayers, h.NLayer)
