@@ -38,6 +38,7 @@ func benchDecode(b *testing.B, noReuse bool) {
 		}
 	}
 }
+
 // BenchmarkDecodeReuse: one-token steps with the reused graphs (the default).
 func BenchmarkDecodeReuse(b *testing.B) { benchDecode(b, false) }
 
