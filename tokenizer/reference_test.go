@@ -93,3 +93,17 @@ func TestLLaMAVocabFacts(t *testing.T) {
 	assert.NotContains(t, tok.Tokenize("<s>Hello", false, false), int32(1))
 	assert.Equal(t, []int32{15043, 2}, tok.Tokenize("Hello</s>", false, true))
 }
+
+func TestNewlineAndLimits(t *testing.T) {
+	tok := llamaVocab(t)
+	assert.Equal(t, int32(13), tok.Newline())
+	bpe, _ := bpeTokenizer(t)
+	assert.Equal(t, "Ċ", bpe.Token(bpe.Newline()))
+	assert.Equal(t, []int32{tok.BOS()}, tok.Tokenize("", true, true))
+	assert.Equal(t, []int32{}, tok.Tokenize("", false, true))
+	// Special tokens in the middle: the text after one gets no added space.
+	world, ok := tok.ID("world")
+	require.True(t, ok)
+	assert.Equal(t, append(tok.Tokenize("Hello", false, false), 1, world), tok.Tokenize("Hello<s>world", false, true))
+	assert.Contains(t, (&TextLengthError{Len: MaxTextLen + 1}).Error(), "tokenize it in parts")
+}

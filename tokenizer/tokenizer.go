@@ -107,6 +107,10 @@ func (t *Tokenizer) EOS() int32 { return t.vocab.EOS }
 // UNK returns the unknown token id, or NoToken.
 func (t *Tokenizer) UNK() int32 { return t.vocab.UNK }
 
+// Newline returns the id of the newline token: the byte token <0x0A> for SPM, the token
+// "Ċ" (the byte-level newline) for BPE; NoToken if a BPE vocabulary lacks it.
+func (t *Tokenizer) Newline() int32 { return t.byteIDs['\n'] }
+
 // AddBOSDefault reports whether a BOS token should be added to a prompt by default
 // (tokenizer.ggml.add_bos_token; absent: true for SPM, false for BPE).
 func (t *Tokenizer) AddBOSDefault() bool { return t.vocab.AddBOS }
