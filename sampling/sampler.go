@@ -28,6 +28,7 @@ type Sampler struct {
 	shift   []float64 // typical sampling scores
 	order   []typicalEntry
 	tmp     []Candidate
+	keys    []uint64
 }
 
 // New returns a Sampler for p. It returns an error that names a parameter out of range and

@@ -60,12 +60,51 @@ func (s *Sampler) penalties() bool {
 	return s.histLen > 0 && (p.RepeatPenalty != 1 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0)
 }
 
-// sort orders the candidates by logit, highest first, if they are not yet.
+// sort orders the candidates by logit, highest first (ties: lower id; NaN last), if they
+// are not yet. It sorts packed integer keys (the logit's bits made monotonic and inverted,
+// then the index), which is several times faster than sorting with a comparison function.
 func (s *Sampler) sort() {
-	if !s.sorted {
-		slices.SortFunc(s.cands, compare)
-		s.sorted = true
+	if s.sorted {
+		return
 	}
+	c := s.cands
+	if cap(s.keys) < len(c) {
+		s.keys = make([]uint64, len(c), cap(c))
+	}
+	keys := s.keys[:len(c)]
+	for i, x := range c {
+		b := math.Float32bits(x.Logit)
+		switch {
+		case x.Logit != x.Logit:
+			b = 0
+		case b&0x80000000 != 0:
+			b = ^b
+		default:
+			b |= 0x80000000
+		}
+		keys[i] = uint64(^b)<<32 | uint64(i)
+	}
+	slices.Sort(keys)
+	if cap(s.tmp) < len(c) {
+		s.tmp = make([]Candidate, 0, cap(c))
+	}
+	tmp := s.tmp[:len(c)]
+	for i, k := range keys {
+		tmp[i] = c[uint32(k)]
+	}
+	// Equal logits came out in position order; put each run of them in id order.
+	for i := 0; i < len(tmp); {
+		j := i + 1
+		for j < len(tmp) && (tmp[j].Logit == tmp[i].Logit || tmp[j].Logit != tmp[j].Logit && tmp[i].Logit != tmp[i].Logit) {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(tmp[i:j], compare)
+		}
+		i = j
+	}
+	copy(c, tmp)
+	s.sorted = true
 }
 
 // softmax sorts the candidates and sets their probabilities.

@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -175,4 +176,17 @@ func TestNewValidates(t *testing.T) {
 	}
 	_, err := New(DefaultParams())
 	assert.NoError(t, err)
+}
+
+// TestSortOrder: the packed-key sort gives the order of compare (logit descending, id
+// ascending on ties, NaN last) from any starting order.
+func TestSortOrder(t *testing.T) {
+	s := newSampler(t, off())
+	nan := float32(math.NaN())
+	logits := []float32{1, nan, 3, -0.0, 0, 3, float32(math.Inf(-1)), 1, nan, float32(math.Inf(1)), -2}
+	s.load(logits)
+	// Scramble the positions first, as typical sampling does.
+	slices.Reverse(s.cands)
+	s.sort()
+	assert.Equal(t, []int32{9, 2, 5, 0, 7, 3, 4, 10, 6, 1, 8}, ids(s.cands))
 }

@@ -27,17 +27,22 @@ func NewStopMatcher(stops ...string) *StopMatcher {
 
 // Feed adds the bytes b of generated text. It returns the bytes that can be shown now, and
 // stopped = true once a stop string is complete: out then ends just before it, and the
-// matcher ignores further input. When several stop strings end in the same piece, the one
-// that starts first wins (the longer one on a tie).
+// matcher ignores further input. The stop string that completes first wins (the one that
+// ends at the earliest byte, the longer one if two end there), so the result does not
+// depend on how the text is cut into pieces.
 func (m *StopMatcher) Feed(b []byte) (out []byte, stopped bool) {
 	if m.stopped {
 		return nil, true
 	}
 	buf := append(m.pending, b...)
-	at, which := -1, -1
+	at, end, which := -1, -1, -1
 	for k, s := range m.stops {
-		if i := bytes.Index(buf, s); i >= 0 && (at < 0 || i < at || i == at && len(s) > len(m.stops[which])) {
-			at, which = i, k
+		i := bytes.Index(buf, s)
+		if i < 0 {
+			continue
+		}
+		if e := i + len(s); end < 0 || e < end || e == end && i < at {
+			at, end, which = i, e, k
 		}
 	}
 	if at >= 0 {
