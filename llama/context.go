@@ -198,7 +198,7 @@ func (c *Context) evalBatch(tokens []int32, want, all bool) ([]float32, error) {
 		return c.decodeStep(tokens[0])
 	}
 	head := c.kv.nUsed
-	s := step{nTokens: len(tokens), kvHead: head, nKV: nKVFor(head+len(tokens), c.kv.nCtx), allLogits: all}
+	s := step{nTokens: len(tokens), kvHead: head, nKV: nKVFor(head+len(tokens), c.kv.nCtx), allLogits: all, noLogits: !want}
 	gctx, err := c.newGraphContext()
 	if err != nil {
 		return nil, err

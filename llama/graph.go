@@ -44,6 +44,7 @@ func (s *kvStores) setHead(kv *kvCache, head int) error {
 type step struct {
 	nTokens, kvHead, nKV int
 	allLogits            bool
+	noLogits             bool // an intermediate batch: only the K/V stores matter
 }
 
 // ropeParams returns llama.cpp's rope_custom arguments for the model.
@@ -127,6 +128,10 @@ func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *g
 		up := ctx.MulMat(l.up, cur)
 		gate := ctx.Silu(ctx.MulMat(l.gate, cur))
 		x = ctx.Add(x, ctx.MulMat(l.down, ctx.Mul(gate, up)))
+	}
+	if s.noLogits {
+		g.BuildForwardExpand(x)
+		return g, in, nil, stores
 	}
 	if !s.allLogits && n > 1 {
 		// only the last token's row: the rows are independent from here on
