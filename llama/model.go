@@ -106,7 +106,8 @@ func (m *Model) Description() string {
 	if !ok {
 		ft = "unknown file type"
 		if m.HP.FileType < 0 {
-			ft = strings.ToUpper(m.output.Type().String()) + " (guessed)"
+			// as llama.cpp: named after the type of most matrices
+			ft = strings.ToUpper(m.layers[0].wq.Type().String()) + " (guessed)"
 		}
 	}
 	return "llama " + size + " " + ft

@@ -116,6 +116,7 @@ func randomModel(c RandomConfig) ([]randomKV, []randomTensor, error) {
 	kvs := []randomKV{
 		{"general.architecture", "llama"},
 		{"general.name", "random-llama"},
+		{"general.file_type", fileTypeOf(c.Type)},
 		{"llama.context_length", uint32(c.ContextLength)},
 		{"llama.embedding_length", uint32(c.NEmbd)},
 		{"llama.block_count", uint32(c.NLayer)},
@@ -227,4 +228,35 @@ func WriteRandomModel(path string, c RandomConfig) error {
 		return err
 	}
 	return writeModel(path, kvs, ts)
+}
+
+// fileTypeOf returns the general.file_type of a model whose matrices have type t.
+func fileTypeOf(t gguf.TensorType) uint32 {
+	switch t {
+	case gguf.TypeF32:
+		return 0
+	case gguf.TypeF16:
+		return 1
+	case gguf.TypeQ4_0:
+		return 2
+	case gguf.TypeQ4_1:
+		return 3
+	case gguf.TypeQ8_0:
+		return 7
+	case gguf.TypeQ5_0:
+		return 8
+	case gguf.TypeQ5_1:
+		return 9
+	case gguf.TypeQ2_K:
+		return 10
+	case gguf.TypeQ3_K:
+		return 12
+	case gguf.TypeQ4_K:
+		return 15
+	case gguf.TypeQ5_K:
+		return 17
+	case gguf.TypeQ6_K:
+		return 18
+	}
+	return 0
 }

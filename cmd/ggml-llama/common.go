@@ -95,7 +95,7 @@ func (mf *modelFlags) load() (*loaded, error) {
 		}
 		opt.Offload, opt.GPULayers = l.offload, mf.ngl
 	}
-	if st.Size() > 64<<20 {
+	if st.Size() > 64<<20 && isTerminal(stderr) {
 		opt.Progress = progressBar(stderr, "loading "+mf.path)
 	}
 	start := time.Now()
@@ -131,4 +131,15 @@ func progressBar(w io.Writer, label string) func(done, total int64) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// isTerminal reports whether w is a character device (a terminal), where a progress bar that
+// redraws itself is readable.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
