@@ -23,8 +23,9 @@
 // Detokenize the plain concatenation of pieces, and Decode the text of a whole sequence (the
 // leading space the SPM tokenizer adds is dropped again).
 //
-// A Tokenizer can also be built without a file from a Vocab (New), and a Vocab can be
-// written into a GGUF file (Vocab.SetGGUF), so a vocabulary trained in Go can be stored in
-// the format llama.cpp reads. A Tokenizer is immutable after construction and safe for
+// A Tokenizer can also be built without a file from a Vocab (New; NewVocab gives a model's
+// defaults and NewSPMVocab lays out trained pieces like LLaMA's vocabulary), and a Vocab
+// can be written into a GGUF file (Vocab.SetGGUF), so a vocabulary trained in Go can be
+// stored in the format llama.cpp reads. A Tokenizer is immutable after construction and safe for
 // concurrent use. The package is pure Go (no cgo).
 package tokenizer
