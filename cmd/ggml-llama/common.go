@@ -91,7 +91,7 @@ func (mf *modelFlags) load() (*loaded, error) {
 	opt := llama.Options{Threads: mf.threads}
 	if mf.ngl > 0 && !strings.EqualFold(mf.backend, "CPU") {
 		if l.offload, err = ggml.InitBackend(mf.backend); err != nil {
-			return nil, fmt.Errorf("backend %q: %w (available: %s)", mf.backend, err, strings.Join(ggml.Backends(), ", "))
+			return nil, fmt.Errorf("backend %q: %w (registered: %s; CUDA devices need a build with -tags cuda)", mf.backend, err, strings.Join(ggml.Backends(), ", "))
 		}
 		opt.Offload, opt.GPULayers = l.offload, mf.ngl
 	}

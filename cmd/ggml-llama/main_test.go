@@ -184,4 +184,9 @@ func TestCommandErrors(t *testing.T) {
 	code, _, errOut := capture(t, "logits", "-m", path, "-o", filepath.Join(t.TempDir(), "o.json"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, `architecture (general.architecture) is "gemma"`)
+
+	// an offload backend that is not registered
+	code, _, errOut = capture(t, "generate", "-m", randomModel(t), "--backend", "NoSuch0", "-ngl", "2")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "-tags cuda")
 }
