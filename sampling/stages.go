@@ -110,10 +110,20 @@ func (s *Sampler) sort() {
 // softmax sorts the candidates and sets their probabilities.
 func (s *Sampler) softmax() {
 	s.sort()
-	top := s.cands[0].Logit
+	top := float64(s.cands[0].Logit)
 	var sum float64
 	for i := range s.cands {
-		p := math.Exp(float64(s.cands[i].Logit - top))
+		l := float64(s.cands[i].Logit)
+		var p float64
+		switch {
+		case math.IsInf(top, 0) || top != top:
+			// +Inf wins outright (shared among equals); all −Inf or NaN: uniform.
+			if l == top || !math.IsInf(top, 1) {
+				p = 1
+			}
+		case l == l:
+			p = math.Exp(l - top)
+		}
 		s.cands[i].P = float32(p)
 		sum += p
 	}

@@ -190,3 +190,32 @@ func TestSortOrder(t *testing.T) {
 	s.sort()
 	assert.Equal(t, []int32{9, 2, 5, 0, 7, 3, 4, 10, 6, 1, 8}, ids(s.cands))
 }
+
+func TestNonFiniteLogits(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range []struct {
+		logits []float32
+		want   int32 // -1: any
+	}{
+		{[]float32{0, inf, 3}, 1},
+		{[]float32{-inf, -inf, -inf}, -1},
+		{[]float32{nan, 2, nan}, 1},
+		{[]float32{nan, nan}, -1},
+	} {
+		p := DefaultParams()
+		p.TopP, p.MinP = 1, 0
+		s := newSampler(t, p)
+		d := s.Distribution(c.logits)
+		sum := 0.0
+		for _, x := range d {
+			assert.False(t, x.P != x.P, "NaN probability for %v", c.logits)
+			sum += float64(x.P)
+		}
+		assert.InDelta(t, 1, sum, 1e-6, "%v", c.logits)
+		tok := s.Sample(c.logits)
+		if c.want >= 0 {
+			assert.Equal(t, c.want, tok, "%v", c.logits)
+		}
+		assert.True(t, tok >= 0 && int(tok) < len(c.logits))
+	}
+}

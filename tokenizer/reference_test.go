@@ -107,3 +107,30 @@ func TestNewlineAndLimits(t *testing.T) {
 	assert.Equal(t, append(tok.Tokenize("Hello", false, false), 1, world), tok.Tokenize("Hello<s>world", false, true))
 	assert.Contains(t, (&TextLengthError{Len: MaxTextLen + 1}).Error(), "tokenize it in parts")
 }
+
+func TestSpecialByteTokensAndConcurrency(t *testing.T) {
+	tok := llamaVocab(t)
+	a := tok.Tokenize("a", false, false)
+	b, _ := tok.ID("b")
+	assert.Equal(t, append(a, 13, b), tok.Tokenize("a<0x0A>b", false, true), "byte tokens written literally")
+	// A Tokenizer is safe for concurrent use (run with -race).
+	texts := []string{"Hello world", "  leading spaces and\nnewlines\tand tabs", "日本語 🦙", "<s>x</s>"}
+	want := make([][]int32, len(texts))
+	for i, s := range texts {
+		want[i] = tok.Tokenize(s, true, true)
+	}
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func() {
+			ok := true
+			for k := 0; k < 50; k++ {
+				i := (g + k) % len(texts)
+				ok = ok && assert.ObjectsAreEqual(want[i], tok.Tokenize(texts[i], true, true))
+			}
+			done <- ok
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		assert.True(t, <-done)
+	}
+}
