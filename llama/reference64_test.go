@@ -286,8 +286,9 @@ func nmse(a []float32, b []float64) float64 {
 // TestForwardMatchesFloat64 compares the graph's logits at every position (prompt in batches,
 // then single-token steps) with the float64 forward pass, for several model shapes. The
 // reference mimics the roundings ggml makes on purpose (fp16 exp in soft_max, activations
-// converted to the weights' dot type), so q8_0 and the K-quants agree to 1e-14 at most positions; the float cases differ by
-// float32 rounding only (a RoPE base of 10500 instead of 10000 costs about 1e-4).
+// converted to the weights' dot type), so q8_0 and the K-quants agree to 1e-14 at most
+// positions; the float cases differ by float32 rounding only (a RoPE base of 10500 instead of
+// 10000 costs about 1e-4).
 func TestForwardMatchesFloat64(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
