@@ -461,3 +461,13 @@ GGML_STRESS_SECONDS ?= 3
 test-stress:
 	GGML_STRESS_SECONDS=$(GGML_STRESS_SECONDS) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
 		$(GO) test -race -count=1 -run 'TestStress|TestBadInput' -v ./tests/
+
+# ---------------------------------------------------------------------------------------------
+# LLaMA runner (llama/, cmd/ggml-llama): reference agreement with llama.cpp b1882 on the models
+# of shared/models, checked by its compare.py (needs Python 3 with numpy: Debian python3-numpy;
+# CI-only, not part of `make test`). The Go test TestReferenceLogits applies the same rules.
+MODELS_DIR ?= ../shared/models
+MODELS_PYTHON ?= python3
+.PHONY: models-check
+models-check:
+	GO=$(GO) PYTHON=$(MODELS_PYTHON) sh build/models-check.sh $(MODELS_DIR)

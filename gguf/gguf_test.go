@@ -358,7 +358,7 @@ func TestTypeTables(t *testing.T) {
 		{TypeF32, "f32", 1, 4}, {TypeF16, "f16", 1, 2},
 		{TypeQ4_0, "q4_0", 32, 18}, {TypeQ4_1, "q4_1", 32, 20},
 		{TypeQ5_0, "q5_0", 32, 22}, {TypeQ5_1, "q5_1", 32, 24},
-		{TypeQ8_0, "q8_0", 32, 34}, {TypeQ8_1, "q8_1", 32, 36},
+		{TypeQ8_0, "q8_0", 32, 34}, {TypeQ8_1, "q8_1", 32, 40},
 		{TypeQ2_K, "q2_K", 256, 84}, {TypeQ3_K, "q3_K", 256, 110},
 		{TypeQ4_K, "q4_K", 256, 144}, {TypeQ5_K, "q5_K", 256, 176},
 		{TypeQ6_K, "q6_K", 256, 210}, {TypeQ8_K, "q8_K", 256, 292},

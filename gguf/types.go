@@ -108,7 +108,7 @@ var tensorTypes = [...]tensorTypeInfo{
 	TypeQ5_0:    {"q5_0", 32, 22},
 	TypeQ5_1:    {"q5_1", 32, 24},
 	TypeQ8_0:    {"q8_0", 32, 34},
-	TypeQ8_1:    {"q8_1", 32, 36},
+	TypeQ8_1:    {"q8_1", 32, 40}, // float d, float s, 32 x int8 at this ggml version
 	TypeQ2_K:    {"q2_K", 256, 84},
 	TypeQ3_K:    {"q3_K", 256, 110},
 	TypeQ4_K:    {"q4_K", 256, 144},

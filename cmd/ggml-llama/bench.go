@@ -1,0 +1,153 @@
+//go:build cgo
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ggml-go/ggml/llama"
+)
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(flagName, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("-%s %q: want a comma-separated list of non-negative integers", flagName, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// meanStd returns the mean and the sample standard deviation of v.
+func meanStd(v []float64) (float64, float64) {
+	var s, ss float64
+	for _, x := range v {
+		s += x
+	}
+	m := s / float64(len(v))
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	if len(v) < 2 {
+		return m, 0
+	}
+	return m, math.Sqrt(ss / float64(len(v)-1))
+}
+
+func cmdBench(args []string) error {
+	fs := newFlags("bench", "-m MODEL.gguf [-p 200] [-n 64] [-t 1,2] [-r 3]")
+	var mf modelFlags
+	mf.registerNoThreads(fs)
+	ts := fs.String("t", strconv.Itoa(llama.DefaultThreads()), "CPU threads, a comma-separated list")
+	pp := fs.String("p", "200", "prompt sizes (tokens), comma-separated; 0 skips")
+	tg := fs.String("n", "64", "generation lengths (tokens), comma-separated; 0 skips")
+	reps := fs.Int("r", 3, "repetitions")
+	batch := fs.Int("b", 512, "batch size")
+	kvF32 := fs.Bool("kv-f32", false, "F32 KV cache")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	threads, err := parseInts("t", *ts)
+	if err != nil {
+		return err
+	}
+	pps, err := parseInts("p", *pp)
+	if err != nil {
+		return err
+	}
+	tgs, err := parseInts("n", *tg)
+	if err != nil {
+		return err
+	}
+	mf.threads = threads[0]
+	l, err := mf.load()
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	m := l.model
+	fmt.Fprintf(stdout, "model: %s, %s, %.2f MiB of weights, %d layers, n_embd %d, vocab %d (loaded in %v)\n",
+		mf.path, m.Description(), float64(m.WeightBytes())/(1<<20), m.HP.NLayer, m.HP.NEmbd, m.HP.NVocab, l.elapsed.Round(time.Millisecond))
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "threads\ttest\ttokens/s\t±\t")
+	maxTok := 0
+	for _, p := range pps {
+		maxTok = max(maxTok, p)
+	}
+	for _, n := range tgs {
+		maxTok = max(maxTok, n+1)
+	}
+	nCtx := max(512, maxTok)
+	for _, th := range threads {
+		if err := m.SetThreads(th); err != nil {
+			return err
+		}
+		c, err := m.NewContext(llama.ContextOptions{NCtx: nCtx, NBatch: *batch, KVF32: *kvF32})
+		if err != nil {
+			return err
+		}
+		tok := func(i int) int32 { return int32(3 + (i*7919)%(m.HP.NVocab-3)) }
+		bench := func(name string, n int, f func() error) error {
+			if n == 0 {
+				return nil
+			}
+			if err := f(); err != nil { // warm-up
+				return err
+			}
+			var rates []float64
+			for r := 0; r < max(1, *reps); r++ {
+				start := time.Now()
+				if err := f(); err != nil {
+					return err
+				}
+				rates = append(rates, float64(n)/time.Since(start).Seconds())
+			}
+			mean, sd := meanStd(rates)
+			fmt.Fprintf(w, "%d\t%s\t%.1f\t%.1f\t\n", th, name, mean, sd)
+			return nil
+		}
+		for _, p := range pps {
+			prompt := make([]int32, p)
+			for i := range prompt {
+				prompt[i] = tok(i)
+			}
+			err := bench(fmt.Sprintf("pp%d", p), p, func() error {
+				c.Reset()
+				_, err := c.Eval(prompt, false)
+				return err
+			})
+			if err != nil {
+				c.Close()
+				return err
+			}
+		}
+		for _, n := range tgs {
+			err := bench(fmt.Sprintf("tg%d", n), n, func() error {
+				c.Reset()
+				if _, err := c.Eval([]int32{1}, false); err != nil {
+					return err
+				}
+				for i := 0; i < n; i++ {
+					if _, err := c.Eval([]int32{tok(i)}, false); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				c.Close()
+				return err
+			}
+		}
+		c.Close()
+	}
+	return w.Flush()
+}

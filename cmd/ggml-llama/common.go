@@ -1,0 +1,145 @@
+//go:build cgo
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/llama"
+	"github.com/ggml-go/ggml/tokenizer"
+)
+
+// newFlags returns a flag set that reports errors and prints its usage to stderr.
+func newFlags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ggml-llama %s %s\n\nflags (- or -- both work):\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args, mapping flag errors to errUsage.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ggml-llama %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// modelFlags are the flags shared by the commands that load a model.
+type modelFlags struct {
+	path    string
+	threads int
+	backend string
+	ngl     int
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&m.threads, "t", llama.DefaultThreads(), "CPU threads")
+	m.registerNoThreads(fs)
+}
+
+// registerNoThreads registers the flags but -t.
+func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
+	fs.StringVar(&m.path, "m", "", "model file (GGUF, llama architecture)")
+	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
+	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend")
+}
+
+// loaded is a model with its tokenizer and the backend it may offload to.
+type loaded struct {
+	model   *llama.Model
+	tok     *tokenizer.Tokenizer
+	offload *ggml.Backend
+	elapsed time.Duration
+}
+
+func (l *loaded) Close() {
+	l.model.Close()
+	if l.offload != nil {
+		l.offload.Close()
+	}
+}
+
+// load loads the model of mf, with a progress bar on stderr for large files.
+func (mf *modelFlags) load() (*loaded, error) {
+	if mf.path == "" {
+		return nil, errors.New("no model: give one with -m MODEL.gguf")
+	}
+	st, err := os.Stat(mf.path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the model: %w", err)
+	}
+	l := &loaded{}
+	opt := llama.Options{Threads: mf.threads}
+	if mf.ngl > 0 && !strings.EqualFold(mf.backend, "CPU") {
+		if l.offload, err = ggml.InitBackend(mf.backend); err != nil {
+			return nil, fmt.Errorf("backend %q: %w (registered: %s; CUDA devices need a build with -tags cuda)", mf.backend, err, strings.Join(ggml.Backends(), ", "))
+		}
+		opt.Offload, opt.GPULayers = l.offload, mf.ngl
+	}
+	if st.Size() > 64<<20 && isTerminal(stderr) {
+		opt.Progress = progressBar(stderr, "loading "+mf.path)
+	}
+	start := time.Now()
+	if l.model, err = llama.Load(mf.path, opt); err != nil {
+		if l.offload != nil {
+			l.offload.Close()
+		}
+		return nil, err
+	}
+	l.elapsed = time.Since(start)
+	if l.tok, err = tokenizer.FromGGUF(l.model.GGUF()); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// progressBar returns a progress callback drawing a bar on w.
+func progressBar(w io.Writer, label string) func(done, total int64) {
+	last := -1
+	return func(done, total int64) {
+		if total <= 0 {
+			return
+		}
+		pct := int(done * 100 / total)
+		if pct == last {
+			return
+		}
+		last = pct
+		n := pct * 30 / 100
+		fmt.Fprintf(w, "\r%s [%s%s] %3d%%", label, strings.Repeat("#", n), strings.Repeat(" ", 30-n), pct)
+		if done >= total {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal), where a progress bar that
+// redraws itself is readable.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,134 @@
+//go:build cgo
+
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ggml-go/ggml/llama"
+	"github.com/ggml-go/ggml/sampling"
+)
+
+// stopFlags collects repeated --stop flags.
+type stopFlags []string
+
+func (s *stopFlags) String() string     { return strings.Join(*s, ",") }
+func (s *stopFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func cmdGenerate(args []string) error {
+	fs := newFlags("generate", "-m MODEL.gguf -p PROMPT [-n 128] [flags]")
+	var mf modelFlags
+	mf.register(fs)
+	prompt := fs.String("p", "", "prompt")
+	n := fs.Int("n", 128, "tokens to generate (stops earlier at EOS or when the context is full)")
+	nCtx := fs.Int("c", 512, "context size")
+	nBatch := fs.Int("b", 512, "batch size for the prompt")
+	echo := fs.Bool("echo", false, "print the prompt before the generated text")
+	sp := sampling.DefaultParams()
+	temp := fs.Float64("temp", float64(sp.Temp), "temperature (0: greedy)")
+	fs.IntVar(&sp.TopK, "top-k", sp.TopK, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", float64(sp.TopP), "top-p sampling (1: off)")
+	minP := fs.Float64("min-p", float64(sp.MinP), "min-p sampling (0: off)")
+	tfs := fs.Float64("tfs", float64(sp.TailFreeZ), "tail-free sampling z (1: off)")
+	typical := fs.Float64("typical", float64(sp.TypicalP), "locally typical sampling p (1: off)")
+	rp := fs.Float64("repeat-penalty", float64(sp.RepeatPenalty), "repetition penalty (1: off)")
+	fs.IntVar(&sp.RepeatLastN, "repeat-last-n", sp.RepeatLastN, "tokens the penalties look back over (0: off)")
+	fp := fs.Float64("frequency-penalty", 0, "frequency penalty (0: off)")
+	pp := fs.Float64("presence-penalty", 0, "presence penalty (0: off)")
+	seed := fs.Int64("seed", -1, "random seed (-1: from the clock)")
+	var stops stopFlags
+	fs.Var(&stops, "stop", "stop when the text contains this string (repeatable)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	sp.Temp, sp.TopP, sp.MinP, sp.RepeatPenalty = float32(*temp), float32(*topP), float32(*minP), float32(*rp)
+	sp.TailFreeZ, sp.TypicalP = float32(*tfs), float32(*typical)
+	sp.FrequencyPenalty, sp.PresencePenalty = float32(*fp), float32(*pp)
+	if *seed < 0 {
+		sp.Seed = uint64(time.Now().UnixNano())
+	} else {
+		sp.Seed = uint64(*seed)
+	}
+	l, err := mf.load()
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	smp, err := sampling.New(sp)
+	if err != nil {
+		return err
+	}
+	stopper := sampling.NewStopMatcher(stops...)
+	tokens := l.tok.Tokenize(*prompt, l.tok.AddBOSDefault(), true)
+	if len(tokens) == 0 {
+		return errors.New("empty prompt: give one with -p")
+	}
+	c, err := l.model.NewContext(llama.ContextOptions{NCtx: *nCtx, NBatch: *nBatch})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if len(tokens) >= c.NCtx() {
+		return fmt.Errorf("the prompt has %d tokens; the context holds %d (raise -c)", len(tokens), c.NCtx())
+	}
+	for _, t := range tokens {
+		smp.Accept(t)
+	}
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if *echo {
+		out.WriteString(*prompt)
+	}
+	t0 := time.Now()
+	logits, err := c.Eval(tokens, false)
+	if err != nil {
+		return err
+	}
+	tPrompt := time.Since(t0)
+	t1 := time.Now()
+	generated := 0
+	var piece []byte
+	stop := ""
+	for generated < *n {
+		tok := smp.Sample(logits)
+		smp.Accept(tok)
+		if tok == l.tok.EOS() {
+			stop = "end of text"
+			break
+		}
+		generated++
+		piece = l.tok.AppendPiece(piece[:0], tok)
+		shown, stopped := stopper.Feed(piece)
+		out.Write(shown)
+		out.Flush()
+		if stopped {
+			stop = "stop string"
+			break
+		}
+		if generated == *n {
+			break
+		}
+		if c.Pos() >= c.NCtx() {
+			stop = "context full"
+			break
+		}
+		if logits, err = c.Eval([]int32{tok}, false); err != nil {
+			return err
+		}
+	}
+	tGen := time.Since(t1)
+	out.Write(stopper.Flush())
+	out.Flush()
+	fmt.Fprintln(stderr)
+	if stop != "" {
+		fmt.Fprintf(stderr, "[stopped: %s]\n", stop)
+	}
+	fmt.Fprintf(stderr, "load: %v; prompt: %d tokens, %.1f tokens/s; generation: %d tokens, %.1f tokens/s\n",
+		l.elapsed.Round(time.Millisecond), len(tokens), float64(len(tokens))/tPrompt.Seconds(),
+		generated, float64(generated)/tGen.Seconds())
+	return nil
+}

@@ -1,0 +1,48 @@
+//go:build cgo
+
+package ggml_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// Write a GGUF file with one matrix, map it (zero-copy) and compute with the tensor.
+func ExampleLoadGGUFTensors() {
+	dir, _ := os.MkdirTemp("", "gguf-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "w.gguf")
+	var b gguf.Builder
+	_ = b.AddTensor("w", gguf.TypeF32, []int64{2, 2}, ggml.Float32Bytes([]float32{1, 2, 3, 4}))
+	if err := b.WriteFile(path); err != nil {
+		log.Fatal(err)
+	}
+
+	f, err := gguf.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	weights, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{}) // nil BufferType: mapped
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer weights.Close()
+
+	ctx, _ := ggml.NewContext(ggml.Params{MemSize: 1 << 20})
+	defer ctx.Close()
+	x := ctx.NewTensor1D(ggml.TypeF32, 2)
+	_ = x.SetFloat32([]float32{1, 1})
+	y := ctx.MulMat(weights.Tensor("w"), x)
+	if err := ctx.Compute(ctx.NewGraph().BuildForwardExpand(y), 1); err != nil {
+		log.Fatal(err)
+	}
+	out, _ := y.Float32()
+	fmt.Println(out, "mapped:", weights.Mapped())
+	// Output: [3 7] mapped: true
+}

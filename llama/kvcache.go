@@ -1,0 +1,90 @@
+//go:build cgo
+
+package llama
+
+import (
+	"fmt"
+
+	"github.com/ggml-go/ggml"
+)
+
+// kvCache is the key/value cache of a Context in llama.cpp's layout: per layer, K holds one
+// row of n_embd_gqa values per cell (rotated keys), V holds the values transposed (element
+// (cell j, dim d) at d·n_ctx + j). Cells are used in order: cell j holds position j.
+type kvCache struct {
+	nCtx  int
+	typ   ggml.Type
+	k, v  []*ggml.Tensor
+	ctxs  []*ggml.Context
+	bufs  []*ggml.Buffer
+	nUsed int // cells [0, nUsed) hold positions 0..nUsed-1
+}
+
+// newKVCache allocates the cache of m for nCtx cells, zero-filled; the layers offloaded by the
+// model get their cache in the offload backend's memory.
+func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
+	c := &kvCache{nCtx: nCtx, typ: typ}
+	n := int64(m.HP.NEmbdGQA()) * int64(nCtx)
+	c.k = make([]*ggml.Tensor, m.HP.NLayer)
+	c.v = make([]*ggml.Tensor, m.HP.NLayer)
+	for _, off := range []bool{false, true} {
+		var idx []int
+		for i, l := range m.layers {
+			if l.offloaded == off {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		ctx, err := ggml.NewContext(ggml.Params{MemSize: uint64(2*len(idx)+1) * ggml.TensorOverhead(), NoAlloc: true})
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		c.ctxs = append(c.ctxs, ctx)
+		for _, i := range idx {
+			c.k[i] = ctx.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_k_l%d", i))
+			c.v[i] = ctx.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_v_l%d", i))
+		}
+		b := m.cpu
+		if off {
+			b = m.offload
+		}
+		buf, err := ggml.AllocContextTensors(ctx, b)
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("llama: cannot allocate the KV cache (%d cells): %w", nCtx, err)
+		}
+		buf.Clear(0)
+		c.bufs = append(c.bufs, buf)
+	}
+	return c, nil
+}
+
+// bytes returns the size of the cache.
+func (c *kvCache) bytes() uint64 {
+	var n uint64
+	for _, b := range c.bufs {
+		n += b.Size()
+	}
+	return n
+}
+
+// clear empties the cache (zero-filling it, as a fresh one).
+func (c *kvCache) clear() {
+	for _, b := range c.bufs {
+		b.Clear(0)
+	}
+	c.nUsed = 0
+}
+
+func (c *kvCache) close() {
+	for _, b := range c.bufs {
+		b.Close()
+	}
+	for _, x := range c.ctxs {
+		x.Close()
+	}
+	c.bufs, c.ctxs = nil, nil
+}

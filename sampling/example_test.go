@@ -1,0 +1,51 @@
+package sampling_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/ggml-go/ggml/sampling"
+)
+
+// Sampling with llama.cpp's defaults, then greedy decoding, from hand-made logits.
+func Example() {
+	logits := []float32{0.5, 3.0, 2.9, -1.0, 1.0} // a model's output over a 5-token vocabulary
+	p := sampling.DefaultParams()
+	p.Seed = 42
+	s, err := sampling.New(p)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range s.Distribution(logits) {
+		fmt.Printf("token %d p=%.3f\n", c.ID, c.P)
+	}
+	// top-k 40 keeps all five, top-p 0.95 the first three (0.467+0.423+0.063), min-p 0.05
+	// all three, then temperature 0.8 sharpens them.
+	tok := s.Sample(logits)
+	s.Accept(tok) // penalised from now on
+	fmt.Println("sampled:", tok, "greedy:", sampling.Greedy(logits))
+	// Output:
+	// token 1 p=0.509
+	// token 2 p=0.449
+	// token 4 p=0.042
+	// sampled: 2 greedy: 1
+}
+
+// Stop strings: text is shown as soon as it cannot be part of one.
+func ExampleStopMatcher() {
+	m := sampling.NewStopMatcher("\nUser:")
+	for _, piece := range []string{"Sure", ", here", " it is.", "\n", "User", ": next"} {
+		out, stop := m.Feed([]byte(piece))
+		fmt.Printf("%q held=%d stop=%v\n", out, m.Pending(), stop)
+		if stop {
+			break
+		}
+	}
+	// Output:
+	// "Sure" held=0 stop=false
+	// ", here" held=0 stop=false
+	// " it is." held=0 stop=false
+	// "" held=1 stop=false
+	// "" held=5 stop=false
+	// "" held=0 stop=true
+}

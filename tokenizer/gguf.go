@@ -1,0 +1,149 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// GGUF metadata keys of a vocabulary.
+const (
+	KeyModel     = "tokenizer.ggml.model"
+	KeyTokens    = "tokenizer.ggml.tokens"
+	KeyScores    = "tokenizer.ggml.scores"
+	KeyTypes     = "tokenizer.ggml.token_type"
+	KeyMerges    = "tokenizer.ggml.merges"
+	KeyBOS       = "tokenizer.ggml.bos_token_id"
+	KeyEOS       = "tokenizer.ggml.eos_token_id"
+	KeyUNK       = "tokenizer.ggml.unknown_token_id"
+	KeySEP       = "tokenizer.ggml.seperator_token_id" // sic, as llama.cpp spells it
+	KeyPAD       = "tokenizer.ggml.padding_token_id"
+	KeyAddBOS    = "tokenizer.ggml.add_bos_token"
+	idNoneInFile = 4294967295
+)
+
+// FromGGUF builds the Tokenizer of a GGUF file from its tokenizer.ggml.* metadata, with the
+// rules of llama.cpp b1882: value types are checked strictly; model and tokens are required,
+// merges too for gpt2; scores default to 0, token types to normal; special token ids
+// default per model (SPM bos 1, eos 2, unk 0; BPE bos and eos 11), 4294967295 means none and
+// another id outside the vocabulary keeps the default. Errors name the key at fault.
+func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	model, err := f.GetString(KeyModel)
+	if err != nil {
+		return nil, keyError(KeyModel, "a string, \"llama\" or \"gpt2\"", err)
+	}
+	v := NewVocab(model)
+	if model != ModelSPM && model != ModelBPE {
+		return nil, v.validate()
+	}
+	if v.Tokens, err = f.GetStrings(KeyTokens); err != nil {
+		return nil, keyError(KeyTokens, "an array of strings", err)
+	}
+	if v.Scores, err = optional(f.GetFloat32s(KeyScores)); err != nil {
+		return nil, keyError(KeyScores, "an array of f32", err)
+	}
+	types, err := optional(f.GetInt32s(KeyTypes))
+	if err != nil {
+		return nil, keyError(KeyTypes, "an array of i32", err)
+	}
+	if types != nil {
+		v.Types = make([]TokenType, len(types))
+		for i, x := range types {
+			v.Types[i] = TokenType(x)
+		}
+	}
+	if model == ModelBPE {
+		if v.Merges, err = f.GetStrings(KeyMerges); err != nil {
+			return nil, keyError(KeyMerges, "an array of strings \"left right\" (required for gpt2)", err)
+		}
+	}
+	for _, s := range []struct {
+		key string
+		id  *int32
+	}{{KeyBOS, &v.BOS}, {KeyEOS, &v.EOS}, {KeyUNK, &v.UNK}, {KeySEP, &v.SEP}, {KeyPAD, &v.PAD}} {
+		if int(*s.id) >= len(v.Tokens) {
+			*s.id = NoToken // a default that this (tiny) vocabulary does not have
+		}
+		id, err := f.GetUint32(s.key)
+		switch {
+		case errors.Is(err, gguf.ErrKeyNotFound):
+		case err != nil:
+			return nil, keyError(s.key, "a u32 token id", err)
+		case id == idNoneInFile:
+			*s.id = NoToken
+		case int64(id) < int64(len(v.Tokens)):
+			*s.id = int32(id)
+		}
+	}
+	if add, err := f.GetBool(KeyAddBOS); err == nil {
+		v.AddBOS = add
+	} else if !errors.Is(err, gguf.ErrKeyNotFound) {
+		return nil, keyError(KeyAddBOS, "a bool", err)
+	}
+	return New(v)
+}
+
+// optional turns a missing key into a nil value without error.
+func optional[T any](x []T, err error) ([]T, error) {
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		return nil, nil
+	}
+	return x, err
+}
+
+// keyError explains what is wrong with key and what it must hold.
+func keyError(key, want string, err error) error {
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		return fmt.Errorf("tokenizer: the file has no %s key (it must hold %s): not a llama.cpp vocabulary", key, want)
+	}
+	return fmt.Errorf("tokenizer: key %s must hold %s: %w", key, want, err)
+}
+
+// SetGGUF stores the vocabulary under the tokenizer.ggml.* keys of b, in the types
+// llama.cpp reads, so that FromGGUF (and llama.cpp) load it back. Absent special ids are
+// written as 4294967295 (none) and the scores and types always; merges only for BPE.
+func (v *Vocab) SetGGUF(b *gguf.Builder) error {
+	if err := v.validate(); err != nil {
+		return err
+	}
+	n := len(v.Tokens)
+	scores := v.Scores
+	if scores == nil {
+		scores = make([]float32, n)
+	}
+	types := make([]int32, n)
+	for i := range types {
+		types[i] = int32(TypeNormal)
+		if v.Types != nil {
+			types[i] = int32(v.Types[i])
+		}
+	}
+	set := []keyValue{{KeyModel, v.Model}, {KeyTokens, v.Tokens}, {KeyScores, scores}, {KeyTypes, types}}
+	if v.Model == ModelBPE {
+		set = append(set, keyValue{KeyMerges, v.Merges})
+	}
+	for _, s := range []struct {
+		key string
+		id  int32
+	}{{KeyBOS, v.BOS}, {KeyEOS, v.EOS}, {KeyUNK, v.UNK}, {KeySEP, v.SEP}, {KeyPAD, v.PAD}} {
+		id := uint32(idNoneInFile)
+		if s.id >= 0 {
+			id = uint32(s.id)
+		}
+		set = append(set, keyValue{s.key, id})
+	}
+	set = append(set, keyValue{KeyAddBOS, v.AddBOS})
+	for _, s := range set {
+		if err := b.Set(s.key, s.val); err != nil {
+			return fmt.Errorf("tokenizer: writing %s: %w", s.key, err)
+		}
+	}
+	return nil
+}
+
+// keyValue is one metadata entry to write.
+type keyValue struct {
+	key string
+	val any
+}
