@@ -2828,3 +2828,16 @@ func (Type) RowSize(n int64) (r0 uint64) {
 func (Type) Valid() (r0 bool) {
 	panic(noCgo("Type.Valid"))
 }
+
+// SetViewOffset moves the view t to byte offset off of the tensor it views (its ViewSrc) and,
+// when that tensor has memory, points t's data there. It lets a graph that was built and
+// allocated once write or read a different part of a long-lived tensor on each compute (a KV
+// cache cell, for instance) without being rebuilt: move every view node that refers to the
+// part, including the result of a Cpy into a view, which is itself a view of the same tensor.
+// It returns an error when t is not a view or the view would reach past the end of its source.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Tensor) SetViewOffset(off uint64) (r0 error) {
+	r0 = noCgo("Tensor.SetViewOffset")
+	return
+}
