@@ -1,0 +1,219 @@
+// autodiff-extra.c - gradients the reference does not have, for models such as GPT-2: MEAN,
+// CONCAT, NORM (layer norm), OUT_PROD, CLAMP, LEAKY_RELU and the unary GELU, GELU_QUICK, ELU,
+// plus user gradients of the map_custom ops (ggml_x_set_custom_grad). Element-wise derivatives
+// without an op of their own run as map_custom kernels defined here.
+
+#include "autodiff.h"
+
+#include <math.h>
+
+// a float carried in a map_custom userdata pointer
+static void * x_f32_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof(u));
+    return (void *) (uintptr_t) u;
+}
+
+static float x_bits_f32(const void * p) {
+    const uint32_t u = (uint32_t) (uintptr_t) p;
+    float v;
+    memcpy(&v, &u, sizeof(v));
+    return v;
+}
+
+#define AT1(t, i0, ir) (*(float *) ((char *) (t)->data + (i0) * (t)->nb[0] + x_row_offs((t), (ir))))
+
+static size_t x_row_offs(const struct ggml_tensor * t, int64_t ir) {
+    const int64_t i1 = ir % t->ne[1];
+    const int64_t i2 = (ir / t->ne[1]) % t->ne[2];
+    const int64_t i3 = ir / (t->ne[1] * t->ne[2]);
+    return (size_t) i1 * t->nb[1] + (size_t) i2 * t->nb[2] + (size_t) i3 * t->nb[3];
+}
+
+// --- element-wise derivative kernels: dst = dy * f'(x); a = x, b = dy -------------------------
+
+enum x_dkind { X_D_GELU, X_D_GELU_QUICK, X_D_ELU, X_D_LEAKY };
+
+static double x_deriv(enum x_dkind kind, double x, float p) {
+    switch (kind) {
+        case X_D_GELU: {
+            const double c = 0.79788456080286535587989211986876; // sqrt(2/pi)
+            const double th = tanh(c * (x + 0.044715 * x * x * x));
+            return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x);
+        }
+        case X_D_GELU_QUICK: {
+            const double s = 1.0 / (1.0 + exp(-1.702 * x));
+            return s + x * 1.702 * s * (1.0 - s);
+        }
+        case X_D_ELU:
+            return x > 0.0 ? 1.0 : exp(x);
+        case X_D_LEAKY:
+            return x > 0.0 ? 1.0 : (double) p;
+    }
+    return 0.0;
+}
+
+static void x_deriv_rows(enum x_dkind kind, struct ggml_tensor * dst, const struct ggml_tensor * a,
+                         const struct ggml_tensor * b, int ith, int nth, float p) {
+    const int64_t nr = ggml_nrows(dst);
+    for (int64_t ir = ith; ir < nr; ir += nth) {
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
+            const double x = AT1(a, i0, ir);
+            AT1(dst, i0, ir) = (float) ((double) AT1(b, i0, ir) * x_deriv(kind, x, p));
+        }
+    }
+}
+
+static void x_gelu_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                        int nth, void * ud) {
+    (void) ud;
+    x_deriv_rows(X_D_GELU, dst, a, b, ith, nth, 0.0f);
+}
+
+static void x_gelu_quick_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b,
+                              int ith, int nth, void * ud) {
+    (void) ud;
+    x_deriv_rows(X_D_GELU_QUICK, dst, a, b, ith, nth, 0.0f);
+}
+
+static void x_elu_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                       int nth, void * ud) {
+    (void) ud;
+    x_deriv_rows(X_D_ELU, dst, a, b, ith, nth, 0.0f);
+}
+
+static void x_leaky_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                         int nth, void * ud) {
+    x_deriv_rows(X_D_LEAKY, dst, a, b, ith, nth, x_bits_f32(ud));
+}
+
+// CLAMP: dy where the input passed through unchanged (a = x, b = dy, c = y)
+static void x_clamp_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b,
+                         const struct ggml_tensor * c, int ith, int nth, void * ud) {
+    (void) ud;
+    const int64_t nr = ggml_nrows(dst);
+    for (int64_t ir = ith; ir < nr; ir += nth) {
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
+            AT1(dst, i0, ir) = AT1(a, i0, ir) == AT1(c, i0, ir) ? AT1(b, i0, ir) : 0.0f;
+        }
+    }
+}
+
+// NORM: with y = (x - mean) * r, r = 1/sqrt(var + eps) per row:
+// dx = r * (dy - mean(dy) - y * mean(dy * y)); a = x, b = dy, userdata = eps
+static void x_norm_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                        int nth, void * ud) {
+    const double eps = x_bits_f32(ud);
+    const int64_t nr = ggml_nrows(dst), n = dst->ne[0];
+    for (int64_t ir = ith; ir < nr; ir += nth) {
+        double mean = 0.0;
+        for (int64_t i0 = 0; i0 < n; i0++) {
+            mean += AT1(a, i0, ir);
+        }
+        mean /= (double) n;
+        double var = 0.0;
+        for (int64_t i0 = 0; i0 < n; i0++) {
+            const double d = AT1(a, i0, ir) - mean;
+            var += d * d;
+        }
+        const double r = 1.0 / sqrt(var / (double) n + eps);
+        double mg = 0.0, mgy = 0.0;
+        for (int64_t i0 = 0; i0 < n; i0++) {
+            const double gv = AT1(b, i0, ir);
+            mg += gv;
+            mgy += gv * (AT1(a, i0, ir) - mean) * r;
+        }
+        mg /= (double) n;
+        mgy /= (double) n;
+        for (int64_t i0 = 0; i0 < n; i0++) {
+            const double y = (AT1(a, i0, ir) - mean) * r;
+            AT1(dst, i0, ir) = (float) (r * ((double) AT1(b, i0, ir) - mg - y * mgy));
+        }
+    }
+}
+
+static struct ggml_tensor * x_custom2(struct x_grad_state * st, struct ggml_tensor * x, struct ggml_tensor * g,
+                                      ggml_custom2_op_t fun, void * ud) {
+    if (x->type != GGML_TYPE_F32 || g->type != GGML_TYPE_F32) {
+        ggml_x_error(st->ctx, "ggml_build_backward_expand: this gradient needs F32 tensors ('%s')", x->name);
+        return NULL;
+    }
+    return ggml_map_custom2(st->ctx, x, g, fun, GGML_N_TASKS_MAX, ud);
+}
+
+bool x_backward_unary_extra(struct x_grad_state * st, struct ggml_tensor * t, struct ggml_tensor * g) {
+    struct ggml_tensor * a = t->src[0];
+    switch (ggml_get_unary_op(t)) {
+        case GGML_UNARY_OP_GELU:
+            return x_grad_add(st, a, x_custom2(st, a, g, x_gelu_back, NULL));
+        case GGML_UNARY_OP_GELU_QUICK:
+            return x_grad_add(st, a, x_custom2(st, a, g, x_gelu_quick_back, NULL));
+        case GGML_UNARY_OP_ELU:
+            return x_grad_add(st, a, x_custom2(st, a, g, x_elu_back, NULL));
+        default:
+            ggml_x_error(st->ctx, "ggml_build_backward_expand: unary op %d has no backward pass (node '%s')",
+                         (int) ggml_get_unary_op(t), t->name);
+            return false;
+    }
+}
+
+// grad of the product a (x) b: out[i, j] = sum_k a[i, k] b[j, k]
+static bool x_backward_out_prod(struct x_grad_state * st, struct ggml_tensor * t, struct ggml_tensor * g) {
+    struct ggml_context * ctx = st->ctx;
+    struct ggml_tensor * a = t->src[0];
+    struct ggml_tensor * b = t->src[1];
+    if (a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3]) {
+        ggml_x_error(ctx, "ggml_build_backward_expand: out_prod gradients need equal dims 2 and 3 (node '%s')", t->name);
+        return false;
+    }
+    if (a->grad && !x_grad_add(st, a, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, g)), b))) {
+        return false;
+    }
+    return !b->grad || x_grad_add(st, b, ggml_mul_mat(ctx, x_dense(st, g), a));
+}
+
+bool x_backward_extra(struct x_grad_state * st, struct ggml_tensor * t, struct ggml_tensor * g) {
+    struct ggml_context * ctx = st->ctx;
+    struct ggml_tensor * a = t->src[0];
+    struct ggml_tensor * b = t->src[1];
+    const bool ga = a != NULL && a->grad != NULL;
+    const bool gb = b != NULL && b->grad != NULL;
+    switch (t->op) {
+        case GGML_OP_MEAN:
+            return !ga || x_grad_add(st, a, ggml_repeat(ctx, ggml_scale(ctx, g, 1.0f / (float) a->ne[0]), a));
+        case GGML_OP_CONCAT: {
+            // dim 2: a's slices first, then b's
+            struct ggml_tensor * gd = x_dense(st, g);
+            if (gd == NULL) {
+                return false;
+            }
+            if (ga && !x_grad_add(st, a, ggml_cont(ctx, ggml_view_4d(ctx, gd, a->ne[0], a->ne[1], a->ne[2], a->ne[3],
+                                                                    gd->nb[1], gd->nb[2], gd->nb[3], 0)))) {
+                return false;
+            }
+            return !gb || x_grad_add(st, b, ggml_cont(ctx, ggml_view_4d(ctx, gd, b->ne[0], b->ne[1], b->ne[2], b->ne[3],
+                                                                       gd->nb[1], gd->nb[2], gd->nb[3],
+                                                                       (size_t) a->ne[2] * gd->nb[2])));
+        }
+        case GGML_OP_NORM:
+            return !ga || x_grad_add(st, a, x_custom2(st, a, x_dense(st, g), x_norm_back,
+                                                      x_f32_bits(ggml_x_get_op_params_f32(t, 0))));
+        case GGML_OP_LEAKY_RELU:
+            return !ga || x_grad_add(st, a, x_custom2(st, a, g, x_leaky_back, x_f32_bits(ggml_x_get_op_params_f32(t, 0))));
+        case GGML_OP_CLAMP:
+            if (!ga) {
+                return true;
+            }
+            if (a->type != GGML_TYPE_F32) {
+                ggml_x_error(ctx, "ggml_build_backward_expand: clamp gradient needs F32 ('%s')", a->name);
+                return false;
+            }
+            return x_grad_add(st, a, ggml_map_custom3(ctx, a, g, t, x_clamp_back, GGML_N_TASKS_MAX, NULL));
+        case GGML_OP_OUT_PROD:
+            return x_backward_out_prod(st, t, g);
+        default:
+            ggml_x_error(ctx, "ggml_build_backward_expand: op %s has no backward pass (node '%s')", ggml_op_desc(t),
+                         t->name);
+            return false;
+    }
+}
