@@ -453,3 +453,23 @@ GGML_STRESS_SECONDS ?= 3
 test-stress:
 	GGML_STRESS_SECONDS=$(GGML_STRESS_SECONDS) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
 		$(GO) test -race -count=1 -run 'TestStress|TestBadInput' -v ./tests/
+
+# ---------------------------------------------------------------------------------------------
+# training: autodiff and optimizers
+#
+#   make test-grad                finite-difference checks of every backward pass and the
+#                                 optimizer tests (C: ggml/tests/test-grad.c, test-opt.c)
+#   make conformance-grad         the gradient suite (../shared/conformance/run . --grad)
+#   make conformance-grad-levels  the gradient suite at GGML_X_CPU_LEVEL=scalar, =avx2 and unset
+
+.PHONY: test-grad conformance-grad conformance-grad-levels
+
+test-grad: $(BUILD)/bin/test-grad $(BUILD)/bin/test-opt
+	./$(BUILD)/bin/test-grad
+	./$(BUILD)/bin/test-opt
+
+conformance-grad: lib
+	$(CONFORMANCE)/run . --grad
+
+conformance-grad-levels:
+	sh build/conformance-levels.sh $(CONFORMANCE) --grad

@@ -87,14 +87,19 @@ static void x_leaky_back(struct ggml_tensor * dst, const struct ggml_tensor * a,
     x_deriv_rows(X_D_LEAKY, dst, a, b, ith, nth, x_bits_f32(ud));
 }
 
-// CLAMP: dy where the input passed through unchanged (a = x, b = dy, c = y)
-static void x_clamp_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b,
-                         const struct ggml_tensor * c, int ith, int nth, void * ud) {
-    (void) ud;
+// CLAMP: dy where the input lay inside (min, max). ggml_clamp works in place, so a holds the
+// clamped values: an element strictly inside the bounds was not clipped. a = x, b = dy,
+// userdata = the two float bounds.
+static void x_clamp_back(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                         int nth, void * ud) {
+    const uint64_t u = (uint64_t) (uintptr_t) ud;
+    const float lo = x_bits_f32((void *) (uintptr_t) (uint32_t) u);
+    const float hi = x_bits_f32((void *) (uintptr_t) (uint32_t) (u >> 32));
     const int64_t nr = ggml_nrows(dst);
     for (int64_t ir = ith; ir < nr; ir += nth) {
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
-            AT1(dst, i0, ir) = AT1(a, i0, ir) == AT1(c, i0, ir) ? AT1(b, i0, ir) : 0.0f;
+            const float x = AT1(a, i0, ir);
+            AT1(dst, i0, ir) = x > lo && x < hi ? AT1(b, i0, ir) : 0.0f;
         }
     }
 }
@@ -200,15 +205,18 @@ bool x_backward_extra(struct x_grad_state * st, struct ggml_tensor * t, struct g
                                                       x_f32_bits(ggml_x_get_op_params_f32(t, 0))));
         case GGML_OP_LEAKY_RELU:
             return !ga || x_grad_add(st, a, x_custom2(st, a, g, x_leaky_back, x_f32_bits(ggml_x_get_op_params_f32(t, 0))));
-        case GGML_OP_CLAMP:
+        case GGML_OP_CLAMP: {
             if (!ga) {
                 return true;
             }
-            if (a->type != GGML_TYPE_F32) {
-                ggml_x_error(ctx, "ggml_build_backward_expand: clamp gradient needs F32 ('%s')", a->name);
+            if (sizeof(void *) < 8) {
+                ggml_x_error(ctx, "ggml_build_backward_expand: the clamp gradient needs a 64-bit platform");
                 return false;
             }
-            return x_grad_add(st, a, ggml_map_custom3(ctx, a, g, t, x_clamp_back, GGML_N_TASKS_MAX, NULL));
+            const uint64_t lo = (uint32_t) (uintptr_t) x_f32_bits(ggml_x_get_op_params_f32(t, 0));
+            const uint64_t hi = (uint32_t) (uintptr_t) x_f32_bits(ggml_x_get_op_params_f32(t, 1));
+            return x_grad_add(st, a, x_custom2(st, a, g, x_clamp_back, (void *) (uintptr_t) (lo | hi << 32)));
+        }
         case GGML_OP_OUT_PROD:
             return x_backward_out_prod(st, t, g);
         default:

@@ -558,6 +558,16 @@ void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * 
     for (int i = 0; i < gf->n_nodes; i++) {
         struct ggml_tensor * node = gf->nodes[i];
         if (node->is_param && node->grad) {
+            if (!ggml_is_contiguous(node->grad)) {
+                // e.g. the permuted view a PERMUTE passes back: optimizers want a dense gradient
+                ggml_x_grad_suspend(true);
+                struct ggml_tensor * dense = ggml_cont(ctx, node->grad);
+                ggml_x_grad_suspend(false);
+                if (dense == NULL) {
+                    return;
+                }
+                node->grad = dense;
+            }
             ggml_build_forward_expand(gb, node->grad);
         }
     }
