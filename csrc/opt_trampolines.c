@@ -1,0 +1,33 @@
+// opt_trampolines.c - the C half of the Go optimizer callback (see opt_trampolines.h). Compiled
+// into package ggml through ../zcsrc_opt_trampolines.c; goOptCallback is the //export function
+// of opt_callbacks.go.
+
+#include "opt_trampolines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+void ggml_go_opt_callback(void * data, int accum_step, float * sched, bool * cancel) {
+    goOptCallback((uintptr_t) data, accum_step, sched, cancel);
+}
+
+enum ggml_opt_result ggml_go_opt_resume_g(struct ggml_context * ctx, struct ggml_opt_context * opt,
+                                          struct ggml_tensor * f, struct ggml_cgraph * gf, struct ggml_cgraph * gb,
+                                          uintptr_t handle, char ** err) {
+    ggml_x_clear_error();
+    const enum ggml_opt_result r = ggml_opt_resume_g(ctx, opt, f, gf, gb, handle != 0 ? ggml_go_opt_callback : NULL,
+                                                     (void *) handle);
+    *err = NULL;
+    const char * msg = ggml_x_last_error();
+    if (msg != NULL) {
+        const size_t n = strlen(msg) + 1;
+        *err = (char *) malloc(n);
+        if (*err != NULL) {
+            memcpy(*err, msg, n);
+        }
+    }
+    ggml_x_clear_error();
+    return r;
+}

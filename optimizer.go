@@ -1,0 +1,379 @@
+//go:build cgo
+
+package ggml
+
+/*
+#include <stdlib.h>
+#include "ggml_go.h"
+#include "csrc/opt_trampolines.h"
+
+static struct ggml_opt_context * ggo_opt_new(void) {
+    return (struct ggml_opt_context *) calloc(1, sizeof(struct ggml_opt_context));
+}
+static char * ggo_ggml_opt_init(struct ggml_opt_context * opt, struct ggml_opt_params p, int64_t nx) {
+    GGO_VCALL(ggml_opt_init(NULL, opt, p, nx));
+}
+static void ggo_opt_free(struct ggml_opt_context * opt) {
+    if (opt != NULL && opt->ctx != NULL) {
+        ggml_free(opt->ctx);
+    }
+    free(opt);
+}
+static void ggo_opt_free_state(struct ggml_opt_context * opt) {
+    if (opt->ctx != NULL) {
+        ggml_free(opt->ctx);
+        opt->ctx = NULL;
+    }
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+)
+
+// OptimizerType selects the optimization method (enum ggml_opt_type).
+type OptimizerType int
+
+// The optimization methods.
+const (
+	Adam  OptimizerType = C.GGML_OPT_ADAM  // Adam / AdamW
+	LBFGS OptimizerType = C.GGML_OPT_LBFGS // L-BFGS with a backtracking line search
+)
+
+// String returns "adam" or "lbfgs".
+func (t OptimizerType) String() string {
+	switch t {
+	case Adam:
+		return "adam"
+	case LBFGS:
+		return "lbfgs"
+	}
+	return fmt.Sprintf("OptimizerType(%d)", int(t))
+}
+
+// LineSearch selects the stopping condition of the L-BFGS line search (enum ggml_linesearch).
+type LineSearch int
+
+// The line search conditions.
+const (
+	LineSearchArmijo      LineSearch = C.GGML_LINESEARCH_BACKTRACKING_ARMIJO       // sufficient decrease
+	LineSearchWolfe       LineSearch = C.GGML_LINESEARCH_BACKTRACKING_WOLFE        // + curvature (the default)
+	LineSearchStrongWolfe LineSearch = C.GGML_LINESEARCH_BACKTRACKING_STRONG_WOLFE // + |curvature|
+)
+
+// OptResult is how an optimization ended (enum ggml_opt_result).
+type OptResult int
+
+// The results. OptOK: converged; OptDidNotConverge: the iteration limit was reached;
+// OptCancel: the callback cancelled; the LineSearch* results: L-BFGS stopped because its line
+// search did (the params are left at the last accepted point).
+const (
+	OptOK                       OptResult = C.GGML_OPT_OK
+	OptDidNotConverge           OptResult = C.GGML_OPT_DID_NOT_CONVERGE
+	OptNoContext                OptResult = C.GGML_OPT_NO_CONTEXT
+	OptInvalidWolfe             OptResult = C.GGML_OPT_INVALID_WOLFE
+	OptFail                     OptResult = C.GGML_OPT_FAIL
+	OptCancel                   OptResult = C.GGML_OPT_CANCEL
+	LineSearchFail              OptResult = C.GGML_LINESEARCH_FAIL
+	LineSearchMinimumStep       OptResult = C.GGML_LINESEARCH_MINIMUM_STEP
+	LineSearchMaximumStep       OptResult = C.GGML_LINESEARCH_MAXIMUM_STEP
+	LineSearchMaximumIterations OptResult = C.GGML_LINESEARCH_MAXIMUM_ITERATIONS
+	LineSearchInvalidParameters OptResult = C.GGML_LINESEARCH_INVALID_PARAMETERS
+)
+
+var optResultNames = map[OptResult]string{
+	OptOK: "ok", OptDidNotConverge: "did not converge", OptNoContext: "no context", OptInvalidWolfe: "invalid wolfe",
+	OptFail: "fail", OptCancel: "cancelled", LineSearchFail: "line search failed",
+	LineSearchMinimumStep: "line search: minimum step", LineSearchMaximumStep: "line search: maximum step",
+	LineSearchMaximumIterations: "line search: maximum iterations",
+	LineSearchInvalidParameters: "line search: invalid parameters",
+}
+
+// String describes the result.
+func (r OptResult) String() string {
+	if s, ok := optResultNames[r]; ok {
+		return s
+	}
+	return fmt.Sprintf("OptResult(%d)", int(r))
+}
+
+// AdamParams are the Adam settings (the adam part of struct ggml_opt_params).
+type AdamParams struct {
+	Iterations   int     // n_iter: iterations per Minimize call
+	Sched        float32 // schedule multiplier of the learning rate (the callback may change it)
+	Decay        float32 // AdamW weight decay (0: none)
+	DecayMinDims int     // decay only params with at least this many dimensions
+	Alpha        float32 // learning rate
+	Beta1, Beta2 float32
+	Eps          float32 // for numerical stability
+	EpsF         float32 // stop when the relative change of f is below this
+	EpsG         float32 // (unused by the reference method, kept for the struct)
+	GradClip     float32 // clip the gradient to this norm (0: no clipping)
+}
+
+// LBFGSParams are the L-BFGS settings (the lbfgs part of struct ggml_opt_params).
+type LBFGSParams struct {
+	M             int     // correction pairs kept
+	Iterations    int     // n_iter
+	MaxLineSearch int     // function evaluations per line search
+	Eps           float32 // stop when |g| / max(1, |x|) is below this
+	FTol          float32 // sufficient decrease of the line search
+	Wolfe         float32 // curvature condition, in (FTol, 1)
+	MinStep       float32
+	MaxStep       float32
+	LineSearch    LineSearch
+}
+
+// OptimizerParams configures an Optimizer (struct ggml_opt_params). Start from
+// DefaultOptimizerParams.
+type OptimizerParams struct {
+	Type                 OptimizerType
+	GraphSize            int // node capacity of the graphs Minimize builds
+	Threads              int // compute threads
+	Past                 int // with Past > 0: stop when f changed by less than Delta (relative) over Past iterations
+	Delta                float32
+	MaxNoImprovement     int  // stop after this many iterations without a new best f (0: never)
+	GradientAccumulation int  // gradient evaluations averaged per update
+	PrintForwardGraph    bool // print the graphs to stdout at the end (never to files)
+	PrintBackwardGraph   bool
+	Adam                 AdamParams
+	LBFGS                LBFGSParams
+}
+
+// DefaultOptimizerParams returns the reference defaults of the method (ggml_opt_default_params):
+// Adam: alpha 1e-3, beta 0.9/0.999, eps 1e-8, 10000 iterations, decay 0 from 2 dims, no clipping,
+// stop after 100 iterations without improvement; L-BFGS: m 6, 100 iterations, 20 evaluations
+// per line search, Wolfe line search (ftol 1e-4, wolfe 0.9). Unlike the reference it does not
+// print the graphs, and Threads is 1.
+func DefaultOptimizerParams(t OptimizerType) OptimizerParams {
+	c := C.ggml_opt_default_params(C.enum_ggml_opt_type(t))
+	return OptimizerParams{
+		Type: t, GraphSize: int(c.graph_size), Threads: int(c.n_threads), Past: int(c.past), Delta: float32(c.delta),
+		MaxNoImprovement: int(c.max_no_improvement), GradientAccumulation: int(c.n_gradient_accumulation),
+		Adam: AdamParams{
+			Iterations: int(c.adam.n_iter), Sched: float32(c.adam.sched), Decay: float32(c.adam.decay),
+			DecayMinDims: int(c.adam.decay_min_ndim), Alpha: float32(c.adam.alpha), Beta1: float32(c.adam.beta1),
+			Beta2: float32(c.adam.beta2), Eps: float32(c.adam.eps), EpsF: float32(c.adam.eps_f),
+			EpsG: float32(c.adam.eps_g), GradClip: float32(c.adam.gclip),
+		},
+		LBFGS: LBFGSParams{
+			M: int(c.lbfgs.m), Iterations: int(c.lbfgs.n_iter), MaxLineSearch: int(c.lbfgs.max_linesearch),
+			Eps: float32(c.lbfgs.eps), FTol: float32(c.lbfgs.ftol), Wolfe: float32(c.lbfgs.wolfe),
+			MinStep: float32(c.lbfgs.min_step), MaxStep: float32(c.lbfgs.max_step), LineSearch: LineSearch(c.lbfgs.linesearch),
+		},
+	}
+}
+
+func (p OptimizerParams) toC() C.struct_ggml_opt_params {
+	c := C.ggml_opt_default_params(C.enum_ggml_opt_type(p.Type))
+	c.graph_size = C.size_t(p.GraphSize)
+	c.n_threads = C.int(p.Threads)
+	c.past = C.int(p.Past)
+	c.delta = C.float(p.Delta)
+	c.max_no_improvement = C.int(p.MaxNoImprovement)
+	c.print_forward_graph = C.bool(p.PrintForwardGraph)
+	c.print_backward_graph = C.bool(p.PrintBackwardGraph)
+	c.n_gradient_accumulation = C.int(p.GradientAccumulation)
+	c.adam.n_iter = C.int(p.Adam.Iterations)
+	c.adam.sched = C.float(p.Adam.Sched)
+	c.adam.decay = C.float(p.Adam.Decay)
+	c.adam.decay_min_ndim = C.int(p.Adam.DecayMinDims)
+	c.adam.alpha = C.float(p.Adam.Alpha)
+	c.adam.beta1 = C.float(p.Adam.Beta1)
+	c.adam.beta2 = C.float(p.Adam.Beta2)
+	c.adam.eps = C.float(p.Adam.Eps)
+	c.adam.eps_f = C.float(p.Adam.EpsF)
+	c.adam.eps_g = C.float(p.Adam.EpsG)
+	c.adam.gclip = C.float(p.Adam.GradClip)
+	c.lbfgs.m = C.int(p.LBFGS.M)
+	c.lbfgs.n_iter = C.int(p.LBFGS.Iterations)
+	c.lbfgs.max_linesearch = C.int(p.LBFGS.MaxLineSearch)
+	c.lbfgs.eps = C.float(p.LBFGS.Eps)
+	c.lbfgs.ftol = C.float(p.LBFGS.FTol)
+	c.lbfgs.wolfe = C.float(p.LBFGS.Wolfe)
+	c.lbfgs.min_step = C.float(p.LBFGS.MinStep)
+	c.lbfgs.max_step = C.float(p.LBFGS.MaxStep)
+	c.lbfgs.linesearch = C.enum_ggml_linesearch(p.LBFGS.LineSearch)
+	return c
+}
+
+// validate panics with a *Error naming what to fix.
+func (p OptimizerParams) validate(op string) {
+	bad := func(msg string) { panic(&Error{Op: op, Msg: msg}) }
+	switch {
+	case p.Type != Adam && p.Type != LBFGS:
+		bad(fmt.Sprintf("unknown optimizer type %d: use Adam or LBFGS", int(p.Type)))
+	case p.GraphSize <= 0:
+		bad("GraphSize must be > 0 (DefaultOptimizerParams sets 2048)")
+	case p.Threads < 1:
+		bad("Threads must be >= 1")
+	case p.Past < 0 || p.MaxNoImprovement < 0 || p.GradientAccumulation < 0:
+		bad("Past, MaxNoImprovement and GradientAccumulation must be >= 0")
+	case p.Type == Adam && (p.Adam.Iterations < 0 || p.Adam.Alpha <= 0 || p.Adam.Beta1 < 0 || p.Adam.Beta1 >= 1 ||
+		p.Adam.Beta2 < 0 || p.Adam.Beta2 >= 1 || p.Adam.Eps <= 0 || p.Adam.GradClip < 0):
+		bad("Adam needs Iterations >= 0, Alpha > 0, Beta1 and Beta2 in [0, 1), Eps > 0 and GradClip >= 0")
+	case p.Type == LBFGS && (p.LBFGS.M < 1 || p.LBFGS.Iterations < 0 || p.LBFGS.MaxLineSearch < 1):
+		bad("L-BFGS needs M >= 1, Iterations >= 0 and MaxLineSearch >= 1")
+	case p.Type == LBFGS && p.LBFGS.LineSearch != LineSearchArmijo && (p.LBFGS.Wolfe <= p.LBFGS.FTol || p.LBFGS.Wolfe >= 1):
+		bad(fmt.Sprintf("L-BFGS Wolfe (%g) must lie in (FTol, 1) = (%g, 1)", p.LBFGS.Wolfe, p.LBFGS.FTol))
+	}
+}
+
+// OptimizerState is what the callback sees before every gradient evaluation.
+type OptimizerState struct {
+	Iter       int     // iterations done so far (over all Minimize calls)
+	AccumStep  int     // gradient accumulation step of this evaluation (0..GradientAccumulation-1)
+	Sched      float32 // the current learning-rate multiplier (Adam; 0 for L-BFGS)
+	LossBefore float32 // f when the current Minimize call started
+	LossAfter  float32 // f after the last update
+}
+
+// OptimizerCallback is called before every gradient evaluation, on the goroutine that called
+// Minimize. It returns the schedule multiplier to use (return s.Sched to keep it) and whether to
+// cancel; a panic cancels and Minimize returns it as an error.
+type OptimizerCallback func(s OptimizerState) (sched float32, cancel bool)
+
+// Optimizer minimizes a scalar function of the params (tensors marked with SetParam) with Adam
+// or L-BFGS (ggml_opt_init / ggml_opt_resume_g). Its state (moments, L-BFGS memory, iteration
+// count) lives in C memory owned by the Optimizer and carries over between Minimize calls, so
+// training can proceed in steps. Close it when done.
+type Optimizer struct {
+	p   OptimizerParams
+	c   *C.struct_ggml_opt_context
+	ref *nativeRef
+	cb  OptimizerCallback
+	nx  int64 // parameter count the state was made for (-1: none yet)
+
+	// graphs Minimize built for f
+	f      *Tensor
+	gf, gb *Graph
+}
+
+// NewOptimizer returns an optimizer with the given parameters. It panics with a *Error when
+// the parameters are invalid.
+func NewOptimizer(p OptimizerParams) (*Optimizer, error) {
+	p.validate("NewOptimizer")
+	c := C.ggo_opt_new()
+	if c == nil {
+		return nil, &Error{Op: "NewOptimizer", Msg: "out of memory"}
+	}
+	o := &Optimizer{p: p, c: c, nx: -1}
+	o.ref = newNativeRef(o, "optimizer", func() { C.ggo_opt_free(c) })
+	return o, nil
+}
+
+// Params returns the optimizer's parameters.
+func (o *Optimizer) Params() OptimizerParams { return o.p }
+
+// SetCallback sets the function called before every gradient evaluation (nil: none).
+func (o *Optimizer) SetCallback(cb OptimizerCallback) { o.cb = cb }
+
+func (o *Optimizer) cptr(op string) *C.struct_ggml_opt_context {
+	if o == nil || o.ref.released() {
+		panic(&Error{Op: op, Msg: "optimizer used after Close", Err: ErrClosed})
+	}
+	return o.c
+}
+
+// Iter returns the number of iterations done over all Minimize calls.
+func (o *Optimizer) Iter() int { return int(o.cptr("Optimizer.Iter").iter) }
+
+// LossBefore returns f at the start of the last Minimize call.
+func (o *Optimizer) LossBefore() float32 { return float32(o.cptr("Optimizer.LossBefore").loss_before) }
+
+// LossAfter returns f after the last update of the last Minimize call.
+func (o *Optimizer) LossAfter() float32 { return float32(o.cptr("Optimizer.LossAfter").loss_after) }
+
+func (o *Optimizer) state() OptimizerState {
+	return OptimizerState{Iter: int(o.c.iter), LossBefore: float32(o.c.loss_before), LossAfter: float32(o.c.loss_after)}
+}
+
+// Minimize runs the optimizer on f, a scalar F32 function of the params, for up to the
+// configured number of iterations. The first call for a given f builds the forward and backward
+// graphs in f's context (it needs room for two graphs and the backward tensors; see
+// MinimizeGraphs to bring your own). The params are updated in place.
+func (o *Optimizer) Minimize(f *Tensor) (OptResult, error) {
+	const op = "Optimizer.Minimize"
+	o.cptr(op)
+	if o.f != f {
+		ctx := f.Context()
+		if ctx == nil {
+			panic(&Error{Op: op, Msg: "f must belong to a Go context"})
+		}
+		gf := ctx.NewGraphCustom(o.p.GraphSize, true)
+		gf.BuildForwardExpand(f)
+		gb := ctx.BuildBackward(gf, true)
+		o.f, o.gf, o.gb = f, gf, gb
+	}
+	return o.MinimizeGraphs(f, o.gf, o.gb)
+}
+
+// optRun is the Go state of one MinimizeGraphs call that the callback trampoline reaches
+// through a cgo.Handle.
+type optRun struct {
+	opt      *Optimizer
+	cb       OptimizerCallback
+	panicked error
+}
+
+// MinimizeGraphs is Minimize with graphs built by the caller: gf computes f, gb is gf extended
+// by BuildBackwardExpand (keep = true). Runtime failures return an error; OptDidNotConverge,
+// OptCancel and the line search results are outcomes, not errors.
+func (o *Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (OptResult, error) {
+	const op = "Optimizer.MinimizeGraphs"
+	c := o.cptr(op)
+	ctx := f.Context()
+	if ctx == nil {
+		panic(&Error{Op: op, Msg: "f must belong to a Go context"})
+	}
+	cctx, cf, cgf, cgb := ctx.cptr(op), f.cptr(op), gf.cptr(op), gb.cptr(op)
+	var nx int64
+	for _, t := range gf.Nodes() {
+		if t.IsParam() {
+			nx += t.NumElements()
+		}
+	}
+	if nx == 0 {
+		panic(&Error{Op: op, Msg: "f depends on no params: mark them with SetParam before building f"})
+	}
+	if nx != o.nx {
+		// (re)create the state for this parameter count, keeping the iteration count
+		iter := c.iter
+		C.ggo_opt_free_state(c)
+		if msg := takeCError(C.ggo_ggml_opt_init(c, o.p.toC(), C.int64_t(nx))); msg != "" || c.ctx == nil {
+			return OptNoContext, &Error{Op: op, Msg: "could not create the optimizer state: " + msg}
+		}
+		c.iter = iter
+		o.nx = nx
+	}
+	run := &optRun{opt: o, cb: o.cb}
+	var h cgo.Handle
+	if run.cb != nil {
+		h = newHandle(run)
+		defer deleteHandle(h)
+	}
+	var cerr *C.char
+	r := OptResult(C.ggml_go_opt_resume_g(cctx, c, cf, cgf, cgb, C.uintptr_t(h), &cerr))
+	msg := takeCError(cerr)
+	if run.panicked != nil {
+		return r, &Error{Op: op, Msg: run.panicked.Error()}
+	}
+	switch r {
+	case OptFail, OptNoContext, OptInvalidWolfe:
+		if msg == "" {
+			msg = "the optimizer failed (" + r.String() + ")"
+		}
+		return r, &Error{Op: op, Msg: msg}
+	}
+	return r, nil
+}
+
+// Close frees the optimizer's state. It is safe to call more than once.
+func (o *Optimizer) Close() error {
+	if o != nil {
+		o.ref.release()
+	}
+	return nil
+}
