@@ -1,0 +1,123 @@
+//go:build cgo
+
+package ggml
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultOptimizerParamsMatchC(t *testing.T) {
+	for _, typ := range []OptimizerType{Adam, LBFGS} {
+		want := cDefaultOptimizerParams(typ)
+		want.PrintForwardGraph, want.PrintBackwardGraph = false, false // the Go default prints nothing
+		assert.Equal(t, want, DefaultOptimizerParams(typ), "%s", typ)
+	}
+}
+
+// f = sum((x - c)^2) has its minimum at c
+func quadratic(t *testing.T, ctx *Context) (*Tensor, *Tensor, []float32) {
+	c := []float32{1.5, -2, 0.25, 3}
+	x := ctx.SetParam(ctx.NewTensor1D(TypeF32, 4))
+	require.NoError(t, x.SetZero())
+	ct := ctx.NewTensor1D(TypeF32, 4)
+	require.NoError(t, ct.SetFloat32(c))
+	return x, ctx.Sum(ctx.Sqr(ctx.Sub(x, ct))), c
+}
+
+func TestOptimizersReachQuadraticMinimum(t *testing.T) {
+	leakCheck(t)
+	for _, typ := range []OptimizerType{Adam, LBFGS} {
+		t.Run(typ.String(), func(t *testing.T) {
+			ctx := newCtx(t, Params{MemSize: 8 << 20})
+			x, f, c := quadratic(t, ctx)
+			p := DefaultOptimizerParams(typ)
+			p.Threads = 2
+			p.Adam.Alpha = 0.05
+			p.Adam.Iterations = 1500
+			p.Adam.EpsF = 0
+			p.MaxNoImprovement = 0
+			o, err := NewOptimizer(p)
+			require.NoError(t, err)
+			defer o.Close()
+			r, err := o.Minimize(f)
+			require.NoError(t, err)
+			assert.Contains(t, []OptResult{OptOK, OptDidNotConverge}, r)
+			got, err := x.Float32()
+			require.NoError(t, err)
+			assert.InDeltaSlice(t, c, got, 1e-2)
+			assert.Less(t, o.LossAfter(), float32(1e-3))
+		})
+	}
+}
+
+func TestOptimizerCallbackScheduleCancelPanic(t *testing.T) {
+	leakCheck(t)
+	handles := LiveHandles()
+	ctx := newCtx(t, Params{MemSize: 8 << 20})
+	x, f, _ := quadratic(t, ctx)
+	p := DefaultOptimizerParams(Adam)
+	p.Adam.Iterations = 4
+	p.GradientAccumulation = 2
+	p.MaxNoImprovement = 0
+	p.Adam.EpsF = 0
+	o, err := NewOptimizer(p)
+	require.NoError(t, err)
+	defer o.Close()
+
+	var seen []OptimizerState
+	o.SetCallback(func(s OptimizerState) (float32, bool) {
+		seen = append(seen, s)
+		return 0, false // schedule 0: nothing moves
+	})
+	r, err := o.Minimize(f)
+	require.NoError(t, err)
+	assert.Equal(t, OptDidNotConverge, r)
+	require.Len(t, seen, 10) // (1 + 4 iterations) x 2 accumulation steps
+	assert.Equal(t, 0, seen[0].AccumStep)
+	assert.Equal(t, 1, seen[1].AccumStep)
+	assert.Equal(t, 4, o.Iter())
+	xs, _ := x.Float32()
+	assert.Equal(t, []float32{0, 0, 0, 0}, xs)
+
+	calls := 0
+	o.SetCallback(func(s OptimizerState) (float32, bool) {
+		calls++
+		return s.Sched, calls == 3
+	})
+	r, err = o.Minimize(f)
+	require.NoError(t, err)
+	assert.Equal(t, OptCancel, r)
+	assert.Equal(t, 3, calls)
+
+	o.SetCallback(func(OptimizerState) (float32, bool) { panic("boom") })
+	r, err = o.Minimize(f)
+	require.Error(t, err)
+	assert.Equal(t, OptCancel, r)
+	assert.Contains(t, err.Error(), "boom")
+	assert.Equal(t, handles, LiveHandles())
+}
+
+func TestOptimizerErrors(t *testing.T) {
+	leakCheck(t)
+	p := DefaultOptimizerParams(LBFGS)
+	p.LBFGS.Wolfe = 1e-5
+	e := panicError(func() { _, _ = NewOptimizer(p) })
+	require.NotNil(t, e)
+	assert.Contains(t, e.Msg, "Wolfe")
+
+	ctx := newCtx(t, Params{MemSize: 4 << 20})
+	o, err := NewOptimizer(DefaultOptimizerParams(Adam))
+	require.NoError(t, err)
+	y := ctx.NewTensor1D(TypeF32, 2)
+	e = panicError(func() { _, _ = o.Minimize(ctx.Sum(ctx.Sqr(y))) })
+	require.NotNil(t, e)
+	assert.Contains(t, e.Msg, "SetParam")
+	require.NoError(t, o.Close())
+	require.NoError(t, o.Close())
+	e = panicError(func() { o.Iter() })
+	require.NotNil(t, e)
+	assert.ErrorIs(t, e, ErrClosed)
+}
