@@ -4,6 +4,11 @@ package ggml
 
 /*
 #include "ggml_go.h"
+#include "csrc/train_trampolines.h"
+
+static char * ggo_set_custom_grad(struct ggml_tensor * t, uintptr_t h) {
+    GGO_VCALL(ggml_x_map_custom_set_grad(t, ggml_go_custom_grad, (void *) h));
+}
 
 static char * ggo_ggml_set_param(struct ggml_context * ctx, struct ggml_tensor * t) { GGO_VCALL(ggml_set_param(ctx, t)); }
 static char * ggo_ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * gf, struct ggml_cgraph * gb, bool keep) {
@@ -145,4 +150,41 @@ func (ctx *Context) FlashAttn(q, k, v *Tensor, masked bool) *Tensor {
 	return ctx.opResult(opName, r, func() string {
 		return describeOperands([]string{"q", "k", "v"}, []*Tensor{q, k, v})
 	})
+}
+
+// CustomGrad builds the gradients of a custom op node's operands: given the node and its
+// gradient grad, it returns one tensor per operand (in operand order; nil for an operand that
+// needs none), built in ctx with ordinary ops. It runs while BuildBackward builds the graph, not
+// when it is computed.
+type CustomGrad func(ctx *Context, node, grad *Tensor) []*Tensor
+
+// SetCustomGrad gives a custom op node (MapCustom1/2/3) a gradient, so that BuildBackward can
+// differentiate through it (ggml_x_map_custom_set_grad). A panic in fn (for example an op's
+// *Error) makes BuildBackward panic with a *Error. fn is kept until t's context is closed.
+func (t *Tensor) SetCustomGrad(fn CustomGrad) {
+	const op = "SetCustomGrad"
+	c := t.cptr(op)
+	if fn == nil || t.ctx == nil {
+		panic(&Error{Op: op, Msg: "need a gradient function and a tensor of a Go context"})
+	}
+	h := newHandle(fn)
+	if msg := takeCError(C.ggo_set_custom_grad(c, C.uintptr_t(h))); msg != "" {
+		deleteHandle(h)
+		panic(&Error{Op: op, Shapes: t.describe(), Msg: msg})
+	}
+	t.ctx.onClose(func() { deleteHandle(h) })
+}
+
+// contextByC returns the live Go context of a C context, or nil.
+func contextByC(c *C.struct_ggml_context) *Context {
+	ctxRegistry.mu.RLock()
+	defer ctxRegistry.mu.RUnlock()
+	for _, e := range ctxRegistry.entries {
+		if e.c == c {
+			if ctx := e.ctx.Value(); ctx != nil && !ctx.dead.Load() {
+				return ctx
+			}
+		}
+	}
+	return nil
 }

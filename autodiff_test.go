@@ -115,6 +115,24 @@ var goGradCases = []gradCase{
 	{"FlashAttn", func(ctx *Context, p func(lo, hi float32, ne ...int64) *Tensor) *Tensor {
 		return ctx.FlashAttn(p(-1, 1, 4, 3, 2), p(-1, 1, 4, 5, 2), p(-1, 1, 5, 4, 2), true)
 	}, 1e-3},
+	{"MapCustom2 with SetCustomGrad", func(ctx *Context, p func(lo, hi float32, ne ...int64) *Tensor) *Tensor {
+		// y = a * b^3, computed by a Go kernel; its gradient built from ops
+		y := ctx.MapCustom2(p(-1, 1, 5, 3), p(-1, 1, 5, 3), func(dst, a, b, _ *Tensor, ith, nth int) {
+			av, _ := a.Float32()
+			bv, _ := b.Float32()
+			out := make([]float32, len(av))
+			for i := range out {
+				out[i] = av[i] * bv[i] * bv[i] * bv[i]
+			}
+			_ = dst.SetFloat32(out)
+		}, 1)
+		y.SetCustomGrad(func(ctx *Context, node, grad *Tensor) []*Tensor {
+			a, b := node.Src(0), node.Src(1)
+			b2 := ctx.Sqr(b)
+			return []*Tensor{ctx.Mul(grad, ctx.Mul(b2, b)), ctx.Scale(ctx.Mul(grad, ctx.Mul(a, b2)), 3)}
+		})
+		return y
+	}, 1e-3},
 	{"Permute+Cont+Tanh", func(ctx *Context, p func(lo, hi float32, ne ...int64) *Tensor) *Tensor {
 		return ctx.Tanh(ctx.Cont(ctx.Permute(p(-1, 1, 3, 4, 2), 1, 2, 0, 3)))
 	}, 1e-3},
@@ -194,6 +212,20 @@ func TestAutodiffErrorsPanicWithError(t *testing.T) {
 	require.NotNil(t, e)
 	assert.Contains(t, e.Msg, "NewGraphCustom")
 	e = panicError(func() { plain.Reset() })
+	require.NotNil(t, e)
+
+	// a custom op without a gradient, and a gradient function that panics
+	cy := ctx.MapCustom1(x, func(dst, a, _, _ *Tensor, ith, nth int) {}, 1)
+	gc := ctx.NewGraphCustom(64, true)
+	gc.BuildForwardExpand(ctx.Sum(cy))
+	e = panicError(func() { ctx.BuildBackward(gc, false) })
+	require.NotNil(t, e)
+	assert.Contains(t, e.Msg, "ggml_x_map_custom_set_grad")
+	cy.SetCustomGrad(func(ctx *Context, node, grad *Tensor) []*Tensor { panic("no gradient today") })
+	e = panicError(func() { ctx.BuildBackward(gc, false) })
+	require.NotNil(t, e)
+	assert.Contains(t, e.Msg, "no gradient today")
+	e = panicError(func() { x.SetCustomGrad(func(*Context, *Tensor, *Tensor) []*Tensor { return nil }) })
 	require.NotNil(t, e)
 
 	y := ctx.NewTensor1D(TypeF32, 2)

@@ -5,7 +5,7 @@ package ggml
 /*
 #include <stdlib.h>
 #include "ggml_go.h"
-#include "csrc/opt_trampolines.h"
+#include "csrc/train_trampolines.h"
 
 static struct ggml_opt_context * ggo_opt_new(void) {
     return (struct ggml_opt_context *) calloc(1, sizeof(struct ggml_opt_context));

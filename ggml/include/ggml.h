@@ -1689,6 +1689,16 @@ extern "C" {
     // Number of CPU worker threads created since the process started (all thread pools).
     GGML_API int64_t ggml_x_threads_created(void);
 
+    // User gradients of the map_custom ops. When ggml_build_backward_expand reaches a
+    // MAP_CUSTOM1/2/3 node it calls the node's gradient function (set with
+    // ggml_x_map_custom_set_grad), which builds in ctx, from the node's gradient `grad`, an
+    // expression for the gradient of every source i that needs one (src_grads[i], pre-set to
+    // NULL; srcs without a gradient may be left NULL). A custom node without a gradient function
+    // whose sources need gradients makes ggml_build_backward_expand report an error.
+    typedef void (*ggml_x_custom_grad_t)(struct ggml_context * ctx, struct ggml_tensor * node,
+                                         struct ggml_tensor * grad, struct ggml_tensor ** src_grads, void * userdata);
+    GGML_API void ggml_x_map_custom_set_grad(struct ggml_tensor * node, ggml_x_custom_grad_t fn, void * userdata);
+
 #ifdef  __cplusplus
 }
 #endif

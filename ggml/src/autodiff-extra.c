@@ -1,11 +1,71 @@
 // autodiff-extra.c - gradients the reference does not have, for models such as GPT-2: MEAN,
 // CONCAT, NORM (layer norm), OUT_PROD, CLAMP, LEAKY_RELU and the unary GELU, GELU_QUICK, ELU,
-// plus user gradients of the map_custom ops (ggml_x_set_custom_grad). Element-wise derivatives
+// plus user gradients of the map_custom ops (ggml_x_map_custom_set_grad). Element-wise derivatives
 // without an op of their own run as map_custom kernels defined here.
 
 #include "autodiff.h"
 
 #include <math.h>
+
+// --- user gradients of the map_custom ops -----------------------------------------------------
+
+// op_params of a MAP_CUSTOM1/2/3 node: the constructor's struct, then the gradient function
+// (zero until ggml_x_map_custom_set_grad sets it: tensors are created zeroed)
+struct x_custom_grad_params {
+    struct ggml_x_map_custom_params base;
+    ggml_x_custom_grad_t grad_fn;
+    void * grad_userdata;
+};
+
+_Static_assert(sizeof(struct x_custom_grad_params) <= GGML_MAX_OP_PARAMS, "custom op params do not fit");
+
+static bool x_is_map_custom(const struct ggml_tensor * t) {
+    return t->op == GGML_OP_MAP_CUSTOM1 || t->op == GGML_OP_MAP_CUSTOM2 || t->op == GGML_OP_MAP_CUSTOM3;
+}
+
+void ggml_x_map_custom_set_grad(struct ggml_tensor * node, ggml_x_custom_grad_t fn, void * userdata) {
+    if (node == NULL || !x_is_map_custom(node)) {
+        ggml_x_error(NULL, "ggml_x_map_custom_set_grad: %s is not a ggml_map_custom1/2/3 node",
+                     node == NULL ? "NULL" : ggml_op_desc(node));
+        return;
+    }
+    struct x_custom_grad_params p;
+    memcpy(&p, node->op_params, sizeof(p));
+    p.grad_fn = fn;
+    p.grad_userdata = userdata;
+    memcpy(node->op_params, &p, sizeof(p));
+}
+
+static bool x_backward_custom(struct x_grad_state * st, struct ggml_tensor * t, struct ggml_tensor * g) {
+    struct x_custom_grad_params p;
+    memcpy(&p, t->op_params, sizeof(p));
+    if (p.grad_fn == NULL) {
+        ggml_x_error(st->ctx, "ggml_build_backward_expand: custom op node '%s' has no gradient: "
+                     "set one with ggml_x_map_custom_set_grad", t->name);
+        return false;
+    }
+    struct ggml_tensor * grads[GGML_MAX_SRC] = { NULL };
+    const uint64_t serial = ggml_x_error_serial();
+    p.grad_fn(st->ctx, t, g, grads, p.grad_userdata);
+    if (ggml_x_error_serial() != serial) {
+        return false;
+    }
+    for (int i = 0; i < GGML_MAX_SRC; i++) {
+        struct ggml_tensor * s = t->src[i];
+        if (s == NULL || s->grad == NULL) {
+            continue;
+        }
+        if (grads[i] == NULL) {
+            ggml_x_error(st->ctx, "ggml_build_backward_expand: the gradient function of custom op '%s' "
+                         "gave no gradient for source %d ('%s')", t->name, i, s->name);
+            return false;
+        }
+        if (!x_grad_add(st, s, grads[i])) {
+            return false;
+        }
+    }
+    return true;
+}
 
 // a float carried in a map_custom userdata pointer
 static void * x_f32_bits(float v) {
@@ -219,6 +279,10 @@ bool x_backward_extra(struct x_grad_state * st, struct ggml_tensor * t, struct g
         }
         case GGML_OP_OUT_PROD:
             return x_backward_out_prod(st, t, g);
+        case GGML_OP_MAP_CUSTOM1:
+        case GGML_OP_MAP_CUSTOM2:
+        case GGML_OP_MAP_CUSTOM3:
+            return x_backward_custom(st, t, g);
         default:
             ggml_x_error(ctx, "ggml_build_backward_expand: op %s has no backward pass (node '%s')", ggml_op_desc(t),
                          t->name);

@@ -294,6 +294,33 @@ static struct ggml_tensor * b_mlp(struct gcase * c) {
     return ggml_cross_entropy_loss(c->ctx, ggml_mul_mat(c->ctx, w2, h), t);
 }
 
+// a custom op y = a * b^3 with its user gradient: da = g b^3, db = 3 g a b^2
+static void k_cube_mul(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                       int nth, void * ud) {
+    (void) ud;
+    const int64_t n = ggml_nelements(dst);
+    for (int64_t i = ith; i < n; i += nth) {
+        const float bv = ((const float *) b->data)[i];
+        ((float *) dst->data)[i] = ((const float *) a->data)[i] * bv * bv * bv;
+    }
+}
+
+static void k_cube_mul_grad(struct ggml_context * ctx, struct ggml_tensor * node, struct ggml_tensor * grad,
+                            struct ggml_tensor ** src_grads, void * ud) {
+    (void) ud;
+    struct ggml_tensor * a = node->src[0];
+    struct ggml_tensor * b = node->src[1];
+    struct ggml_tensor * b2 = ggml_sqr(ctx, b);
+    src_grads[0] = ggml_mul(ctx, grad, ggml_mul(ctx, b2, b));
+    src_grads[1] = ggml_scale(ctx, ggml_mul(ctx, grad, ggml_mul(ctx, a, b2)), 3.0f);
+}
+
+static struct ggml_tensor * b_custom(struct gcase * c) {
+    struct ggml_tensor * y = ggml_map_custom2(c->ctx, PU(c, 5, 3, 1, 1), PU(c, 5, 3, 1, 1), k_cube_mul, GGML_N_TASKS_MAX, NULL);
+    ggml_x_map_custom_set_grad(y, k_cube_mul_grad, NULL);
+    return y;
+}
+
 struct named_case {
     const char * name;
     build_fn build;
@@ -318,7 +345,7 @@ static const struct named_case k_cases[] = {
     { "ABS", b_abs, true, false }, { "SGN", b_sgn, true, false }, { "NEG", b_neg, false, false }, { "STEP", b_step, true, false },
     { "RELU", b_relu, true, false }, { "SILU", b_silu, false, false }, { "TANH", b_tanh, false, false }, { "GELU", b_gelu, false, false },
     { "GELU_QUICK", b_gelu_quick, false, false }, { "ELU", b_elu, true, false }, { "LEAKY_RELU", b_leaky_relu, true, false },
-    { "CLAMP", b_clamp, true, false }, { "MLP (norm, gelu, broadcast add, cross entropy)", b_mlp, false, false },
+    { "CLAMP", b_clamp, true, false }, { "MAP_CUSTOM2 (user gradient)", b_custom, false, false }, { "MLP (norm, gelu, broadcast add, cross entropy)", b_mlp, false, false },
 };
 
 static void test_every_backward_matches_finite_differences(void) {
@@ -432,6 +459,13 @@ static void test_bad_input_is_recoverable(void) {
     ggml_x_clear_error();
     ggml_graph_reset(nograds);
     T_CHECK(ggml_x_last_error() != NULL);
+    ggml_x_clear_error();
+    // a custom op without a gradient function
+    struct ggml_tensor * cy = ggml_map_custom2(ctx, x, x, k_cube_mul, 1, NULL);
+    struct ggml_cgraph * gc = ggml_new_graph_custom(ctx, 64, true);
+    ggml_build_forward_expand(gc, ggml_sum(ctx, cy));
+    ggml_build_backward_expand(ctx, gc, ggml_graph_dup(ctx, gc), false);
+    T_CHECK(ggml_x_last_error() != NULL && strstr(ggml_x_last_error(), "ggml_x_map_custom_set_grad") != NULL);
     ggml_x_clear_error();
     ggml_free(ctx);
     ggml_x_set_thread_recoverable(false);

@@ -1,8 +1,8 @@
-// opt_trampolines.c - the C half of the Go optimizer callback (see opt_trampolines.h). Compiled
-// into package ggml through ../zcsrc_opt_trampolines.c; goOptCallback is the //export function
-// of opt_callbacks.go.
+// train_trampolines.c - the C half of the Go training callbacks (see train_trampolines.h).
+// Compiled into package ggml through ../zcsrc_train_trampolines.c; goOptCallback and
+// goCustomGrad are the //export functions of train_callbacks.go.
 
-#include "opt_trampolines.h"
+#include "train_trampolines.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,4 +30,9 @@ enum ggml_opt_result ggml_go_opt_resume_g(struct ggml_context * ctx, struct ggml
     }
     ggml_x_clear_error();
     return r;
+}
+
+void ggml_go_custom_grad(struct ggml_context * ctx, struct ggml_tensor * node, struct ggml_tensor * grad,
+                         struct ggml_tensor ** src_grads, void * userdata) {
+    goCustomGrad(ctx, node, grad, src_grads, (uintptr_t) userdata);
 }

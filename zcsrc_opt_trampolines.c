@@ -1,6 +1,0 @@
-// The C half of the Go optimizer callback (csrc/opt_trampolines.c) as a cgo compilation unit of
-// package ggml: cgo compiles only the C files of the package directory.
-
-//go:build cgo
-
-#include "csrc/opt_trampolines.c"
