@@ -6,7 +6,7 @@ package ggml
 #include "ggml_go.h"
 #include "csrc/train_trampolines.h"
 
-static char * ggo_set_custom_grad(struct ggml_tensor * t, uintptr_t h) {
+static char * ggo_ggml_x_map_custom_set_grad(struct ggml_tensor * t, uintptr_t h) {
     GGO_VCALL(ggml_x_map_custom_set_grad(t, ggml_go_custom_grad, (void *) h));
 }
 
@@ -168,7 +168,7 @@ func (t *Tensor) SetCustomGrad(fn CustomGrad) {
 		panic(&Error{Op: op, Msg: "need a gradient function and a tensor of a Go context"})
 	}
 	h := newHandle(fn)
-	if msg := takeCError(C.ggo_set_custom_grad(c, C.uintptr_t(h))); msg != "" {
+	if msg := takeCError(C.ggo_ggml_x_map_custom_set_grad(c, C.uintptr_t(h))); msg != "" {
 		deleteHandle(h)
 		panic(&Error{Op: op, Shapes: t.describe(), Msg: msg})
 	}
