@@ -1,5 +1,5 @@
 // autodiff-extra.c - gradients the reference does not have, for models such as GPT-2: MEAN,
-// CONCAT, NORM (layer norm), OUT_PROD, CLAMP, LEAKY_RELU and the unary GELU, GELU_QUICK, ELU,
+// CONCAT, NORM (layer norm), OUT_PROD, MUL_MAT_ID, CLAMP, LEAKY_RELU and the unary GELU, GELU_QUICK, ELU,
 // plus user gradients of the map_custom ops (ggml_x_map_custom_set_grad). Element-wise derivatives
 // without an op of their own run as map_custom kernels defined here.
 
@@ -222,6 +222,67 @@ bool x_backward_unary_extra(struct x_grad_state * st, struct ggml_tensor * t, st
     }
 }
 
+// MUL_MAT_ID routing mask: dst [1, R] F32 = 1 where ids[id, r] == expert, else 0 (a = a
+// template of dst's shape, b = ids; userdata = id | expert << 32)
+static void x_expert_mask(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
+                          int nth, void * ud) {
+    (void) a;
+    const uint64_t u = (uint64_t) (uintptr_t) ud;
+    const int64_t id = (int64_t) (uint32_t) u, expert = (int64_t) (uint32_t) (u >> 32);
+    for (int64_t r = ith; r < dst->ne[1]; r += nth) {
+        const int32_t e = *(const int32_t *) ((const char *) b->data + id * b->nb[0] + r * b->nb[1]);
+        *(float *) ((char *) dst->data + r * dst->nb[1]) = e == expert ? 1.0f : 0.0f;
+    }
+}
+
+// MUL_MAT_ID: row r of the result is as[e]^T b_r with e = ids[id, r]. With m_e the 0/1 mask
+// of the rows routed to expert e: d as[e] = out_prod(b, g * m_e), d b = sum_e as[e] (g * m_e).
+static bool x_backward_mul_mat_id(struct x_grad_state * st, struct ggml_tensor * t, struct ggml_tensor * g) {
+    struct ggml_context * ctx = st->ctx;
+    struct ggml_tensor * ids = t->src[0];
+    struct ggml_tensor * b = t->src[1];
+    const int id = ggml_x_get_op_params_i32(t, 0), n_as = ggml_x_get_op_params_i32(t, 1);
+    if (sizeof(void *) < 8) {
+        ggml_x_error(ctx, "ggml_build_backward_expand: the mul_mat_id gradient needs a 64-bit platform");
+        return false;
+    }
+    struct ggml_tensor * gd = x_dense(st, g);
+    struct ggml_tensor * db = NULL;
+    for (int e = 0; e < n_as; e++) {
+        struct ggml_tensor * a = t->src[2 + e];
+        const bool need_a = a->grad != NULL;
+        const bool need_b = b->grad != NULL;
+        if (!need_a && !need_b) {
+            continue;
+        }
+        if (need_b && a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {
+            ggml_x_error(ctx, "ggml_build_backward_expand: mul_mat_id input gradient needs F32/F16 experts ('%s')", a->name);
+            return false;
+        }
+        struct ggml_tensor * tmpl = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, b->ne[1]);
+        if (tmpl == NULL) {
+            return false;
+        }
+        const uint64_t ud = (uint64_t) (uint32_t) id | (uint64_t) (uint32_t) e << 32;
+        struct ggml_tensor * mask = ggml_map_custom2(ctx, tmpl, ids, x_expert_mask, GGML_N_TASKS_MAX, (void *) (uintptr_t) ud);
+        struct ggml_tensor * ge = mask ? ggml_mul(ctx, gd, mask) : NULL; // [M, R], rows of other experts zeroed
+        if (ge == NULL) {
+            return false;
+        }
+        if (need_a && !x_grad_add(st, a, ggml_out_prod(ctx, b, ge))) {
+            return false;
+        }
+        if (need_b) {
+            struct ggml_tensor * part = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, a)), ge);
+            db = db == NULL ? part : ggml_add(ctx, db, part);
+            if (db == NULL) {
+                return false;
+            }
+        }
+    }
+    return db == NULL || x_grad_add(st, b, db);
+}
+
 // grad of the product a (x) b: out[i, j] = sum_k a[i, k] b[j, k]
 static bool x_backward_out_prod(struct x_grad_state * st, struct ggml_tensor * t, struct ggml_tensor * g) {
     struct ggml_context * ctx = st->ctx;
@@ -279,6 +340,8 @@ bool x_backward_extra(struct x_grad_state * st, struct ggml_tensor * t, struct g
         }
         case GGML_OP_OUT_PROD:
             return x_backward_out_prod(st, t, g);
+        case GGML_OP_MUL_MAT_ID:
+            return x_backward_mul_mat_id(st, t, g);
         case GGML_OP_MAP_CUSTOM1:
         case GGML_OP_MAP_CUSTOM2:
         case GGML_OP_MAP_CUSTOM3:

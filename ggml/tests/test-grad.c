@@ -321,6 +321,15 @@ static struct ggml_tensor * b_custom(struct gcase * c) {
     return y;
 }
 
+static struct ggml_tensor * b_mul_mat_id(struct gcase * c) {
+    struct ggml_tensor * as[3] = { PU(c, 4, 3, 1, 1), PU(c, 4, 3, 1, 1), PU(c, 4, 3, 1, 1) };
+    struct ggml_tensor * b = PU(c, 4, 5, 1, 1);
+    struct ggml_tensor * ids = ggml_new_tensor_2d(c->ctx, GGML_TYPE_I32, 2, 5);
+    const int32_t v[10] = { 2, 0, 0, 1, 2, 2, 1, 0, 0, 0 }; // id 1 column: 0, 1, 2, 0, 0
+    memcpy(ids->data, v, sizeof(v));
+    return ggml_mul_mat_id(c->ctx, as, 3, ids, 1, b);
+}
+
 struct named_case {
     const char * name;
     build_fn build;
@@ -345,7 +354,8 @@ static const struct named_case k_cases[] = {
     { "ABS", b_abs, true, false }, { "SGN", b_sgn, true, false }, { "NEG", b_neg, false, false }, { "STEP", b_step, true, false },
     { "RELU", b_relu, true, false }, { "SILU", b_silu, false, false }, { "TANH", b_tanh, false, false }, { "GELU", b_gelu, false, false },
     { "GELU_QUICK", b_gelu_quick, false, false }, { "ELU", b_elu, true, false }, { "LEAKY_RELU", b_leaky_relu, true, false },
-    { "CLAMP", b_clamp, true, false }, { "MAP_CUSTOM2 (user gradient)", b_custom, false, false }, { "MLP (norm, gelu, broadcast add, cross entropy)", b_mlp, false, false },
+    { "CLAMP", b_clamp, true, false }, { "MAP_CUSTOM2 (user gradient)", b_custom, false, false },
+    { "MUL_MAT_ID", b_mul_mat_id, false, false }, { "MLP (norm, gelu, broadcast add, cross entropy)", b_mlp, false, false },
 };
 
 static void test_every_backward_matches_finite_differences(void) {
