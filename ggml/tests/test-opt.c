@@ -144,8 +144,8 @@ static void test_lbfgs_rosenbrock(void) {
     ggml_free(ctx);
 }
 
-// a 2-8-2 MLP learns XOR with Adam (cross entropy below 0.05)
-static void test_adam_mlp_xor(void) {
+// a 2-8-2 MLP learns XOR (cross entropy below 0.05), with Adam and with L-BFGS
+static void mlp_xor(enum ggml_opt_type type) {
     struct ggml_context * ctx = ctx_new();
     uint64_t s = 7;
     struct ggml_tensor * w[4];
@@ -167,20 +167,29 @@ static void test_adam_mlp_xor(void) {
     struct ggml_tensor * h = ggml_tanh(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w[0], X), w[1]));
     struct ggml_tensor * o = ggml_add(ctx, ggml_mul_mat(ctx, w[2], h), w[3]);
     struct ggml_tensor * f = ggml_cross_entropy_loss(ctx, o, T);
-    struct ggml_opt_params p = quiet(GGML_OPT_ADAM);
-    p.adam.alpha = 0.05f;
-    p.adam.n_iter = 600;
-    p.adam.eps_f = 0.0f;
-    p.max_no_improvement = 0;
+    struct ggml_opt_params p = quiet(type);
+    if (type == GGML_OPT_ADAM) {
+        p.adam.alpha = 0.05f;
+        p.adam.n_iter = 600;
+        p.adam.eps_f = 0.0f;
+        p.max_no_improvement = 0;
+    } else {
+        p.lbfgs.n_iter = 200;
+    }
     struct ggml_opt_context opt;
     ggml_opt_init(ctx, &opt, p, 0);
     const enum ggml_opt_result r = ggml_opt_resume(ctx, &opt, f);
     T_CHECK_MSG(r == GGML_OPT_OK || r == GGML_OPT_DID_NOT_CONVERGE, "result %d", (int) r);
     T_CHECK_MSG(opt.loss_after < 0.05f && opt.loss_before > 0.5f, "loss %g -> %g", (double) opt.loss_before,
                 (double) opt.loss_after);
-    T_CHECK(opt.iter == 600);
+    if (type == GGML_OPT_ADAM) {
+        T_CHECK(opt.iter == 600);
+    }
     ggml_free(ctx);
 }
+
+static void test_adam_mlp_xor(void) { mlp_xor(GGML_OPT_ADAM); }
+static void test_lbfgs_mlp_xor(void) { mlp_xor(GGML_OPT_LBFGS); }
 
 // zero gradient: only AdamW decay moves the params, and only those with >= decay_min_ndim dims
 static void test_adamw_decay_min_ndim(void) {
@@ -338,6 +347,7 @@ int main(void) {
     T_RUN(test_lbfgs_least_squares);
     T_RUN(test_lbfgs_rosenbrock);
     T_RUN(test_adam_mlp_xor);
+    T_RUN(test_lbfgs_mlp_xor);
     T_RUN(test_adamw_decay_min_ndim);
     T_RUN(test_callback_sched_cancel);
     T_RUN(test_adam_gclip);
