@@ -371,6 +371,37 @@ static bool x_backward_unary(struct x_grad_state * st, struct ggml_tensor * t, s
     }
 }
 
+// Was t computed in place over its first operand (an *_inplace constructor), and does its
+// gradient read that operand's original values, which the forward pass overwrote? Then the
+// gradient cannot be formed: the reference aborts on such graphs, this reports it.
+static bool x_inplace_needs_input(const struct ggml_tensor * t) {
+    const struct ggml_tensor * a = t->src[0];
+    if (a == NULL || a->grad == NULL || t->view_src == NULL) {
+        return false;
+    }
+    const struct ggml_tensor * root = a->view_src ? a->view_src : a;
+    const size_t offs = a->view_src ? a->view_offs : 0;
+    if (t->view_src != root || t->view_offs != offs) {
+        return false;
+    }
+    switch (t->op) {
+        case GGML_OP_MUL:
+        case GGML_OP_SQR:
+        case GGML_OP_LOG:
+        case GGML_OP_NORM:
+        case GGML_OP_RMS_NORM:
+        case GGML_OP_LEAKY_RELU:
+            return true;
+        case GGML_OP_UNARY: {
+            const enum ggml_unary_op u = ggml_get_unary_op(t);
+            return u != GGML_UNARY_OP_NEG && u != GGML_UNARY_OP_TANH && u != GGML_UNARY_OP_SGN &&
+                   u != GGML_UNARY_OP_STEP;
+        }
+        default:
+            return false;
+    }
+}
+
 // adds the vector-Jacobian products of node t (gradient g = t->grad) to its sources' gradients
 static bool x_backward_node(struct x_grad_state * st, struct ggml_tensor * t) {
     struct ggml_context * ctx = st->ctx;
@@ -380,6 +411,11 @@ static bool x_backward_node(struct x_grad_state * st, struct ggml_tensor * t) {
     const bool ga = a != NULL && a->grad != NULL;
     const bool gb = b != NULL && b->grad != NULL;
 
+    if (x_inplace_needs_input(t)) {
+        ggml_x_error(ctx, "ggml_build_backward_expand: node '%s' (%s) was computed in place over its input, "
+                     "which its gradient needs: use the non-inplace constructor", t->name, ggml_op_desc(t));
+        return false;
+    }
     switch (t->op) {
         case GGML_OP_NONE:
             return true;

@@ -470,6 +470,20 @@ static void test_bad_input_is_recoverable(void) {
     ggml_graph_reset(nograds);
     T_CHECK(ggml_x_last_error() != NULL);
     ggml_x_clear_error();
+    // an in-place op whose gradient needs the input it overwrote
+    struct ggml_tensor * xi = new_f32(ctx, 4, 1, 1, 1, -1.0f, 1.0f);
+    ggml_set_param(ctx, xi);
+    struct ggml_cgraph * gi = ggml_new_graph_custom(ctx, 64, true);
+    ggml_build_forward_expand(gi, ggml_sum(ctx, ggml_sqr_inplace(ctx, ggml_scale(ctx, xi, 2.0f))));
+    ggml_build_backward_expand(ctx, gi, ggml_graph_dup(ctx, gi), false);
+    T_CHECK(ggml_x_last_error() != NULL && strstr(ggml_x_last_error(), "in place") != NULL);
+    ggml_x_clear_error();
+    // ... while in-place ops whose gradient does not read the input are fine
+    struct ggml_cgraph * gs = ggml_new_graph_custom(ctx, 64, true);
+    ggml_build_forward_expand(gs, ggml_sum(ctx, ggml_scale_inplace(ctx, ggml_sqr(ctx, xi), 2.0f)));
+    ggml_build_backward_expand(ctx, gs, ggml_graph_dup(ctx, gs), false);
+    T_CHECK(ggml_x_last_error() == NULL);
+    ggml_x_clear_error();
     // a custom op without a gradient function
     struct ggml_tensor * cy = ggml_map_custom2(ctx, x, x, k_cube_mul, 1, NULL);
     struct ggml_cgraph * gc = ggml_new_graph_custom(ctx, 64, true);
