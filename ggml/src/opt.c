@@ -11,6 +11,8 @@
 
 #include "opt-impl.h"
 
+#include "ggml-backend.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -241,10 +243,12 @@ enum ggml_opt_result ggml_opt_resume_g(struct ggml_context * ctx, struct ggml_op
         if (!t->is_param) {
             continue;
         }
+        const bool host = (t->buffer == NULL || ggml_backend_buffer_is_host(t->buffer)) &&
+                          (t->grad == NULL || t->grad->buffer == NULL || ggml_backend_buffer_is_host(t->grad->buffer));
         if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || t->data == NULL || t->grad == NULL ||
-            t->grad->type != GGML_TYPE_F32 || !ggml_is_contiguous(t->grad) || t->grad->data == NULL) {
-            ggml_x_error(ctx, "%s: param '%s' must be a contiguous F32 tensor with data and a dense F32 gradient "
-                         "(build gb with ggml_build_backward_expand)", fn, t->name);
+            t->grad->type != GGML_TYPE_F32 || !ggml_is_contiguous(t->grad) || t->grad->data == NULL || !host) {
+            ggml_x_error(ctx, "%s: param '%s' must be a contiguous F32 tensor in CPU memory with a dense F32 "
+                         "gradient (build gb with ggml_build_backward_expand)", fn, t->name);
             free(run.ps);
             return GGML_OPT_FAIL;
         }
