@@ -121,3 +121,37 @@ func TestOptimizerErrors(t *testing.T) {
 	require.NotNil(t, e)
 	assert.ErrorIs(t, e, ErrClosed)
 }
+
+// MinimizeGraphs with a checkpointed backward graph trains as well as the plain one
+func TestOptimizerWithCheckpointedGraphs(t *testing.T) {
+	leakCheck(t)
+	ctx := newCtx(t, Params{MemSize: 16 << 20})
+	w := ctx.SetParam(ctx.NewTensor2D(TypeF32, 4, 4))
+	require.NoError(t, w.Fill(0.1))
+	x := ctx.NewTensor2D(TypeF32, 4, 6)
+	tg := ctx.NewTensor2D(TypeF32, 4, 6)
+	xs, ts := make([]float32, 24), make([]float32, 24)
+	for i := range xs {
+		xs[i] = float32(i%5) * 0.3
+		ts[i] = float32((i*7)%4) * 0.25
+	}
+	require.NoError(t, x.SetFloat32(xs))
+	require.NoError(t, tg.SetFloat32(ts))
+	h1 := ctx.Tanh(ctx.MulMat(w, x))
+	h2 := ctx.Tanh(ctx.MulMat(w, h1))
+	f := ctx.Sum(ctx.Sqr(ctx.Sub(ctx.MulMat(w, h2), tg)))
+
+	gf := ctx.NewGraphCustom(256, true)
+	gf.BuildForwardExpand(f)
+	gb := ctx.NewGraphCustom(256, true)
+	ctx.BuildBackwardCheckpointing(gf, gb, ctx.NewGraphCustom(256, true), h1)
+
+	p := DefaultOptimizerParams(LBFGS)
+	o, err := NewOptimizer(p)
+	require.NoError(t, err)
+	defer o.Close()
+	r, err := o.MinimizeGraphs(f, gf, gb)
+	require.NoError(t, err)
+	assert.Contains(t, []OptResult{OptOK, OptDidNotConverge, LineSearchMinimumStep, LineSearchMaximumIterations}, r)
+	assert.Less(t, o.LossAfter(), 0.5*o.LossBefore())
+}
