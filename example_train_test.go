@@ -74,3 +74,25 @@ func ExampleOptimizer() {
 	// loss 0.69 -> below 0.05: true
 	// 0 1 1 0
 }
+
+// Gradients of a loss with respect to a param: d/dx sum(x^2 * 3) = 6x.
+func ExampleContext_BuildBackward() {
+	ctx, err := ggml.NewContext(ggml.Params{MemSize: 4 << 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ctx.Close()
+	x := ctx.SetParam(ctx.NewTensor1D(ggml.TypeF32, 3))
+	_ = x.SetFloat32([]float32{1, -2, 0.5})
+	loss := ctx.Sum(ctx.Scale(ctx.Sqr(x), 3))
+
+	gf := ctx.NewGraphCustom(64, true) // gradient slots
+	gf.BuildForwardExpand(loss)
+	gb := ctx.BuildBackward(gf, false)
+	if err := ctx.ComputeGradients(gf, gb, loss, 1); err != nil {
+		log.Fatal(err)
+	}
+	g, _ := x.Grad().Float32()
+	fmt.Println(g)
+	// Output: [6 -12 3]
+}
