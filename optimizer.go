@@ -6,25 +6,6 @@ package ggml
 #include <stdlib.h>
 #include "ggml_go.h"
 #include "csrc/train_trampolines.h"
-
-static struct ggml_opt_context * ggo_opt_new(void) {
-    return (struct ggml_opt_context *) calloc(1, sizeof(struct ggml_opt_context));
-}
-static char * ggo_ggml_opt_init(struct ggml_opt_context * opt, struct ggml_opt_params p, int64_t nx) {
-    GGO_VCALL(ggml_opt_init(NULL, opt, p, nx));
-}
-static void ggo_opt_free(struct ggml_opt_context * opt) {
-    if (opt != NULL && opt->ctx != NULL) {
-        ggml_free(opt->ctx);
-    }
-    free(opt);
-}
-static void ggo_opt_free_state(struct ggml_opt_context * opt) {
-    if (opt->ctx != NULL) {
-        ggml_free(opt->ctx);
-        opt->ctx = NULL;
-    }
-}
 */
 import "C"
 

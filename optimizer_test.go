@@ -155,3 +155,58 @@ func TestOptimizerWithCheckpointedGraphs(t *testing.T) {
 	assert.Contains(t, []OptResult{OptOK, OptDidNotConverge, LineSearchMinimumStep, LineSearchMaximumIterations}, r)
 	assert.Less(t, o.LossAfter(), 0.5*o.LossBefore())
 }
+
+// a state saved with MarshalBinary and restored into a new optimizer continues exactly as the
+// original optimizer does
+func TestOptimizerStateResumesExactly(t *testing.T) {
+	leakCheck(t)
+	for _, typ := range []OptimizerType{Adam, LBFGS} {
+		t.Run(typ.String(), func(t *testing.T) {
+			p := DefaultOptimizerParams(typ)
+			p.Adam.Iterations, p.LBFGS.Iterations = 7, 3
+			p.Adam.Alpha = 0.05
+			p.MaxNoImprovement, p.Adam.EpsF = 0, 0
+			p.Past = 3 // exercise the past-values ring too
+			p.Delta = 0
+			run := func(save bool) []float32 {
+				ctx := newCtx(t, Params{MemSize: 8 << 20})
+				w := ctx.SetParam(ctx.NewTensor2D(TypeF32, 3, 3))
+				require.NoError(t, w.SetFloat32([]float32{0.5, -0.2, 0.1, 0.3, 0.9, -0.4, 0.2, 0.1, -0.7}))
+				x := ctx.NewTensor2D(TypeF32, 3, 4)
+				require.NoError(t, x.SetFloat32([]float32{1, 0, 2, -1, 1, 0, 0.5, 0.5, 1, 2, -1, 0}))
+				f := ctx.Sum(ctx.Sqr(ctx.Tanh(ctx.MulMat(w, x))))
+				o, err := NewOptimizer(p)
+				require.NoError(t, err)
+				defer o.Close()
+				_, err = o.Minimize(f)
+				require.NoError(t, err)
+				if save {
+					state, err := o.MarshalBinary()
+					require.NoError(t, err)
+					o2, err := NewOptimizer(p)
+					require.NoError(t, err)
+					defer o2.Close()
+					require.NoError(t, o2.UnmarshalBinary(state))
+					assert.Equal(t, o.Iter(), o2.Iter())
+					o = o2
+				}
+				_, err = o.Minimize(f)
+				require.NoError(t, err)
+				got, err := w.Float32()
+				require.NoError(t, err)
+				return got
+			}
+			assert.Equal(t, run(false), run(true))
+		})
+	}
+	o, err := NewOptimizer(DefaultOptimizerParams(Adam))
+	require.NoError(t, err)
+	defer o.Close()
+	_, err = o.MarshalBinary()
+	require.Error(t, err)
+	require.Error(t, o.UnmarshalBinary([]byte("nope")))
+	lb, err := NewOptimizer(DefaultOptimizerParams(LBFGS))
+	require.NoError(t, err)
+	defer lb.Close()
+	require.Error(t, lb.UnmarshalBinary(append([]byte(optStateMagic), 0, 0, 0, 0)))
+}

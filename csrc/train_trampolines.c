@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ggml_go.h"
+
 #include "_cgo_export.h"
 
 void ggml_go_opt_callback(void * data, int accum_step, float * sched, bool * cancel) {
@@ -35,4 +37,24 @@ enum ggml_opt_result ggml_go_opt_resume_g(struct ggml_context * ctx, struct ggml
 void ggml_go_custom_grad(struct ggml_context * ctx, struct ggml_tensor * node, struct ggml_tensor * grad,
                          struct ggml_tensor ** src_grads, void * userdata) {
     goCustomGrad(ctx, node, grad, src_grads, (uintptr_t) userdata);
+}
+
+struct ggml_opt_context * ggo_opt_new(void) {
+    return (struct ggml_opt_context *) calloc(1, sizeof(struct ggml_opt_context));
+}
+
+void ggo_opt_free_state(struct ggml_opt_context * opt) {
+    if (opt != NULL && opt->ctx != NULL) {
+        ggml_free(opt->ctx);
+        opt->ctx = NULL;
+    }
+}
+
+void ggo_opt_free(struct ggml_opt_context * opt) {
+    ggo_opt_free_state(opt);
+    free(opt);
+}
+
+char * ggo_ggml_opt_init(struct ggml_opt_context * opt, struct ggml_opt_params p, int64_t nx) {
+    GGO_VCALL(ggml_opt_init(NULL, opt, p, nx));
 }

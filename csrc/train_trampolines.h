@@ -23,4 +23,11 @@ enum ggml_opt_result ggml_go_opt_resume_g(struct ggml_context * ctx, struct ggml
 void ggml_go_custom_grad(struct ggml_context * ctx, struct ggml_tensor * node, struct ggml_tensor * grad,
                          struct ggml_tensor ** src_grads, void * userdata);
 
+// optimizer state helpers of optimizer.go / optimizer_state.go
+struct ggml_opt_context * ggo_opt_new(void);                    // zeroed, malloc'd
+void ggo_opt_free(struct ggml_opt_context * opt);                // its context, then itself
+void ggo_opt_free_state(struct ggml_opt_context * opt);          // its context only
+// ggml_opt_init with a context of its own; returns the malloc'd error message or NULL
+char * ggo_ggml_opt_init(struct ggml_opt_context * opt, struct ggml_opt_params p, int64_t nx);
+
 #endif // GGML_GO_TRAIN_TRAMPOLINES_H
