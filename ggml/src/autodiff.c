@@ -125,8 +125,12 @@ static void x_map_put(struct x_ptr_map * m, const void * key, void * val) {
 // ---------------------------------------------------------------------------------------------
 // accumulation into a source's gradient
 
-bool x_grad_is_zero(const struct x_grad_state * st, const struct ggml_tensor * g) {
-    return x_map_has(st->zero, g);
+bool x_grad_is_zero(const struct x_grad_state * st, const struct ggml_tensor * src) {
+    return !x_map_has(st->touched, src) && x_map_has(st->zero, src->grad);
+}
+
+static void x_grad_touch(struct x_grad_state * st, struct ggml_tensor * src) {
+    x_map_put(st->touched, src, src);
 }
 
 // g (already in src's shape) added to src's gradient
@@ -145,11 +149,12 @@ bool x_grad_add(struct x_grad_state * st, struct ggml_tensor * src, struct ggml_
             return false;
         }
     }
-    struct ggml_tensor * r = x_grad_is_zero(st, src->grad) ? g : ggml_add(st->ctx, src->grad, g);
+    struct ggml_tensor * r = x_grad_is_zero(st, src) ? g : ggml_add(st->ctx, src->grad, g);
     if (r == NULL) {
         return false;
     }
     src->grad = r;
+    x_grad_touch(st, src);
     return true;
 }
 
@@ -157,7 +162,7 @@ bool x_grad_sub(struct x_grad_state * st, struct ggml_tensor * src, struct ggml_
     if (g == NULL) {
         return false;
     }
-    if (x_grad_is_zero(st, src->grad)) {
+    if (x_grad_is_zero(st, src)) {
         return x_grad_add(st, src, ggml_neg(st->ctx, g));
     }
     if (!ggml_are_same_shape(g, src->grad)) {
@@ -168,6 +173,7 @@ bool x_grad_sub(struct x_grad_state * st, struct ggml_tensor * src, struct ggml_
         return false;
     }
     src->grad = r;
+    x_grad_touch(st, src);
     return true;
 }
 
@@ -342,6 +348,7 @@ static bool x_backward_view(struct x_grad_state * st, struct ggml_tensor * t, st
         return false;
     }
     a->grad = r; // acc over a's current gradient (zero-table gradients are zero by contract)
+    x_grad_touch(st, a);
     return true;
 }
 
@@ -466,7 +473,7 @@ static bool x_backward_node(struct x_grad_state * st, struct ggml_tensor * t) {
             if (!ga) {
                 return true;
             }
-            if (x_grad_is_zero(st, a->grad)) {
+            if (x_grad_is_zero(st, a)) {
                 return x_grad_add(st, a, ggml_repeat(ctx, g, a));
             } else {
                 struct ggml_tensor * r = ggml_add1(ctx, a->grad, g);
@@ -474,6 +481,7 @@ static bool x_backward_node(struct x_grad_state * st, struct ggml_tensor * t) {
                     return false;
                 }
                 a->grad = r;
+                x_grad_touch(st, a);
                 return true;
             }
         case GGML_OP_SUM_ROWS:
@@ -561,9 +569,11 @@ void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * 
             }
         }
     }
-    struct x_ptr_map zero;
-    if (!x_map_init(&zero, (size_t) gf->n_nodes)) {
+    struct x_ptr_map zero, touched;
+    const bool zero_ok = x_map_init(&zero, (size_t) gf->n_nodes);
+    if (!x_map_init(&touched, (size_t) gf->n_nodes) || !zero_ok) {
         x_map_free(&zero);
+        x_map_free(&touched);
         ggml_x_error(ctx, "%s: out of memory", fn);
         return;
     }
@@ -572,7 +582,7 @@ void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * 
             x_map_put(&zero, gf->grads[i], gf->grads[i]);
         }
     }
-    struct x_grad_state st = { ctx, &zero };
+    struct x_grad_state st = { ctx, &zero, &touched };
     const uint64_t serial = ggml_x_error_serial();
     bool ok = true;
     ggml_x_grad_suspend(true);
@@ -588,6 +598,7 @@ void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * 
     }
     ggml_x_grad_suspend(false);
     x_map_free(&zero);
+    x_map_free(&touched);
     if (!ok) {
         return;
     }

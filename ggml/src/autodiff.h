@@ -12,11 +12,14 @@ struct x_ptr_map;
 // state of one ggml_build_backward_expand
 struct x_grad_state {
     struct ggml_context * ctx;
-    struct x_ptr_map * zero; // gradient tensors that are zero when the backward graph starts
+    struct x_ptr_map * zero;    // gradient tensors that are zero when the backward graph starts
+    struct x_ptr_map * touched; // tensors whose gradient received a contribution
 };
 
-// is g one of the gradients that start at zero?
-bool x_grad_is_zero(const struct x_grad_state * st, const struct ggml_tensor * g);
+// Is src's gradient still the zero it started as (no contribution yet)? Keyed by the tensor, not
+// by the gradient: a first contribution may itself be a zero-table tensor that is not zero,
+// such as the loss's gradient (1) handed on by a pass-through op.
+bool x_grad_is_zero(const struct x_grad_state * st, const struct ggml_tensor * src);
 // src->grad += g (g of src's shape or element count); false after reporting when g is NULL
 bool x_grad_add(struct x_grad_state * st, struct ggml_tensor * src, struct ggml_tensor * g);
 // src->grad -= g

@@ -167,6 +167,11 @@ static struct fd_result fd_check(const char * name, build_fn build, bool kinked,
 static struct ggml_tensor * b_dup(struct gcase * c) { return ggml_dup(c->ctx, PU(c, 5, 3, 2, 1)); }
 static struct ggml_tensor * b_add(struct gcase * c) { return ggml_add(c->ctx, PU(c, 5, 3, 2, 1), PU(c, 5, 3, 2, 1)); }
 static struct ggml_tensor * b_add_bcast(struct gcase * c) { return ggml_add(c->ctx, PU(c, 6, 4, 2, 1), PU(c, 3, 1, 2, 1)); }
+// the loss itself adds x to x: both contributions reach x through the loss's own gradient
+static struct ggml_tensor * b_add_self_scalar(struct gcase * c) {
+    struct ggml_tensor * x = PU(c, 1, 1, 1, 1);
+    return ggml_add(c->ctx, x, x);
+}
 static struct ggml_tensor * b_add1(struct gcase * c) { return ggml_add1(c->ctx, PU(c, 5, 4, 1, 1), PU(c, 1, 1, 1, 1)); }
 static struct ggml_tensor * b_sub_bcast(struct gcase * c) { return ggml_sub(c->ctx, PU(c, 4, 6, 1, 1), PU(c, 4, 2, 1, 1)); }
 static struct ggml_tensor * b_mul_bcast(struct gcase * c) { return ggml_mul(c->ctx, PU(c, 6, 4, 2, 1), PU(c, 6, 1, 2, 1)); }
@@ -339,7 +344,8 @@ struct named_case {
 
 static const struct named_case k_cases[] = {
     { "DUP", b_dup, false, false }, { "ADD", b_add, false, false }, { "ADD broadcast", b_add_bcast, false, false },
-    { "ADD1", b_add1, false, false }, { "SUB broadcast", b_sub_bcast, false, false }, { "MUL broadcast", b_mul_bcast, false, false },
+    { "ADD1", b_add1, false, false },
+    { "ADD x+x (scalar loss)", b_add_self_scalar, false, false }, { "SUB broadcast", b_sub_bcast, false, false }, { "MUL broadcast", b_mul_bcast, false, false },
     { "DIV broadcast", b_div_bcast, false, false }, { "SQR", b_sqr, false, false }, { "SQRT", b_sqrt, false, false },
     { "LOG", b_log, false, false }, { "SUM", b_sum, false, false }, { "SUM_ROWS", b_sum_rows, false, false }, { "MEAN", b_mean, false, false },
     { "REPEAT", b_repeat, false, false }, { "REPEAT_BACK", b_repeat_back, false, false }, { "CONCAT", b_concat, false, false },
