@@ -471,3 +471,22 @@ MODELS_PYTHON ?= python3
 .PHONY: models-check
 models-check:
 	GO=$(GO) PYTHON=$(MODELS_PYTHON) sh build/models-check.sh $(MODELS_DIR)
+
+# training: autodiff and optimizers
+#
+#   make test-grad                finite-difference checks of every backward pass and the
+#                                 optimizer tests (C: ggml/tests/test-grad.c, test-opt.c)
+#   make conformance-grad         the gradient suite (../shared/conformance/run . --grad)
+#   make conformance-grad-levels  the gradient suite at GGML_X_CPU_LEVEL=scalar, =avx2 and unset
+
+.PHONY: test-grad conformance-grad conformance-grad-levels
+
+test-grad: $(BUILD)/bin/test-grad $(BUILD)/bin/test-opt
+	./$(BUILD)/bin/test-grad
+	./$(BUILD)/bin/test-opt
+
+conformance-grad: lib
+	$(CONFORMANCE)/run . --grad
+
+conformance-grad-levels:
+	sh build/conformance-levels.sh $(CONFORMANCE) --grad

@@ -106,6 +106,12 @@ type Context struct{}
 // the compute that ran the operation then returns an error.
 type CustomFunc func(dst, a, b, c *Tensor, ith, nth int)
 
+// CustomGrad builds the gradients of a custom op node's operands: given the node and its
+// gradient grad, it returns one tensor per operand (in operand order; nil for an operand that
+// needs none), built in ctx with ordinary ops. It runs while BuildBackward builds the graph, not
+// when it is computed.
+type CustomGrad func(ctx *Context, node, grad *Tensor) []*Tensor
+
 // Graph is a computation graph (struct ggml_cgraph) stored in a Context: the nodes to compute,
 // in order, and the leaves they read. It is valid while its context is open.
 type Graph struct{}
@@ -137,6 +143,12 @@ type HostBuffer struct{}
 // backends compute on the memory directly. Pass the embedded *BufferType wherever a buffer
 // type is expected.
 type MmapBufferType struct{ *BufferType }
+
+// Optimizer minimizes a scalar function of the params (tensors marked with SetParam) with Adam
+// or L-BFGS (ggml_opt_init / ggml_opt_resume_g). Its state (moments, L-BFGS memory, iteration
+// count) lives in C memory owned by the Optimizer and carries over between Minimize calls, so
+// training can proceed in steps. Close it when done.
+type Optimizer struct{}
 
 // Params configures NewContext.
 type Params struct {
@@ -198,6 +210,113 @@ type TypeTraits struct {
 }
 
 // the type the other operand of a dot product is converted to
+
+// SetParam marks t as a trainable parameter and gives it a gradient tensor (ggml_set_param).
+// Mark parameters before building the expressions that use them: an op result gets a gradient
+// only when one of its operands has one. It returns t.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) SetParam(t *Tensor) (r0 *Tensor) {
+	panic(noCgo("Context.SetParam"))
+}
+
+// IsParam reports whether t was marked with SetParam.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Tensor) IsParam() (r0 bool) {
+	panic(noCgo("Tensor.IsParam"))
+}
+
+// Grad returns t's gradient tensor, or nil when t has none (neither a param nor computed from
+// one). After BuildBackward the gradient of a param is the node of the backward graph that
+// computes it.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Tensor) Grad() (r0 *Tensor) {
+	panic(noCgo("Tensor.Grad"))
+}
+
+// HasGrads reports whether the graph was created with gradient slots (NewGraphCustom(n, true)),
+// as BuildBackward needs.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Graph) HasGrads() (r0 bool) {
+	panic(noCgo("Graph.HasGrads"))
+}
+
+// BuildBackwardExpand extends gb (usually gf.Dup) with the backward pass of gf: every param's
+// Grad becomes a node of gb (ggml_build_backward_expand). With keep, gf's nodes get fresh
+// gradient tensors first, so gf's own gradients are left alone. The gradients of gf's nodes
+// start at zero (Graph.Reset) and the loss's gradient must be set to 1 before computing gb (see
+// ComputeGradients). It panics with a *Error when a graph has no gradient slots or an op on the
+// way from a param to the loss has no backward pass.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) BuildBackwardExpand(gf, gb *Graph, keep bool) {
+	panic(noCgo("Context.BuildBackwardExpand"))
+}
+
+// BuildBackward returns a new graph: a copy of gf extended by its backward pass (see
+// BuildBackwardExpand). gf must have gradient slots (NewGraphCustom(n, true)).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) BuildBackward(gf *Graph, keep bool) (r0 *Graph) {
+	panic(noCgo("Context.BuildBackward"))
+}
+
+// BuildBackwardCheckpointing builds into gb a backward pass of gf that keeps only the
+// checkpoints' forward values and recomputes the nodes between them when it needs them
+// (ggml_build_backward_gradient_checkpointing): less memory for a little more compute. gbTmp is
+// scratch of gb's size. With no checkpoints gb is the plain backward graph.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) BuildBackwardCheckpointing(gf, gb, gbTmp *Graph, checkpoints ...*Tensor) {
+	panic(noCgo("Context.BuildBackwardCheckpointing"))
+}
+
+// Reset sets the gradients of every node of the graph to zero (ggml_graph_reset). The graph
+// needs gradient slots and its gradients CPU-accessible data.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Graph) Reset() {
+	panic(noCgo("Graph.Reset"))
+}
+
+// ComputeGradients runs the backward graph gb of gf (from BuildBackward) on the CPU: it zeroes
+// gf's gradients, sets loss's gradient to 1 and computes gb with nThreads threads. Afterwards
+// every param's Grad holds d loss / d param (and loss its value).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) (r0 error) {
+	r0 = noCgo("Context.ComputeGradients")
+	return
+}
+
+// CrossEntropyLoss returns the mean over the rows of -sum(b * log(softmax(a))) as a one-element
+// tensor: a holds logits, b target probabilities of a's shape (ggml_cross_entropy_loss).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) CrossEntropyLoss(a, b *Tensor) (r0 *Tensor) {
+	panic(noCgo("Context.CrossEntropyLoss"))
+}
+
+// FlashAttn returns softmax(kᵀq / sqrt(D)) applied to v for q [D,N,H,B], k [D,M,Hk,B] and the
+// transposed v [M,D,Hk,B] (H a multiple of Hk); masked hides key m from query n when
+// m > M - N + n (ggml_flash_attn).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) FlashAttn(q, k, v *Tensor, masked bool) (r0 *Tensor) {
+	panic(noCgo("Context.FlashAttn"))
+}
+
+// SetCustomGrad gives a custom op node (MapCustom1/2/3) a gradient, so that BuildBackward can
+// differentiate through it (ggml_x_map_custom_set_grad). A panic in fn (for example an op's
+// *Error) makes BuildBackward panic with a *Error. fn is kept until t's context is closed.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Tensor) SetCustomGrad(fn CustomGrad) {
+	panic(noCgo("Tensor.SetCustomGrad"))
+}
 
 // WithThreads sets the number of worker threads of a CPU backend (default runtime.NumCPU()).
 //
@@ -2228,6 +2347,99 @@ func (*Context) Unary(a *Tensor, op UnaryOp) (r0 *Tensor) {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Context) UnaryInplace(a *Tensor, op UnaryOp) (r0 *Tensor) {
 	panic(noCgo("Context.UnaryInplace"))
+}
+
+// NewOptimizer returns an optimizer with the given parameters. It panics with a *Error when
+// the parameters are invalid.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func NewOptimizer(p OptimizerParams) (r0 *Optimizer, r1 error) {
+	r1 = noCgo("NewOptimizer")
+	return
+}
+
+// Params returns the optimizer's parameters.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Optimizer) Params() (r0 OptimizerParams) {
+	panic(noCgo("Optimizer.Params"))
+}
+
+// SetCallback sets the function called before every gradient evaluation (nil: none).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Optimizer) SetCallback(cb OptimizerCallback) {
+	panic(noCgo("Optimizer.SetCallback"))
+}
+
+// Iter returns the number of iterations done over all Minimize calls.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Optimizer) Iter() (r0 int) {
+	panic(noCgo("Optimizer.Iter"))
+}
+
+// LossBefore returns f at the start of the last Minimize call.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Optimizer) LossBefore() (r0 float32) {
+	panic(noCgo("Optimizer.LossBefore"))
+}
+
+// LossAfter returns f after the last update of the last Minimize call.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Optimizer) LossAfter() (r0 float32) {
+	panic(noCgo("Optimizer.LossAfter"))
+}
+
+// Minimize runs the optimizer on f, a scalar F32 function of the params, for up to the
+// configured number of iterations. The first call for a given f builds the forward and backward
+// graphs in f's context (it needs room for two graphs and the backward tensors; see
+// MinimizeGraphs to bring your own). The params are updated in place.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, r1 error) {
+	r1 = noCgo("Optimizer.Minimize")
+	return
+}
+
+// MinimizeGraphs is Minimize with graphs built by the caller: gf computes f, gb is gf extended
+// by BuildBackwardExpand (keep = true). Runtime failures return an error; OptDidNotConverge,
+// OptCancel and the line search results are outcomes, not errors.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (r0 OptResult, r1 error) {
+	r1 = noCgo("Optimizer.MinimizeGraphs")
+	return
+}
+
+// Close frees the optimizer's state. It is safe to call more than once.
+//
+// Without cgo it does nothing.
+func (*Optimizer) Close() (r0 error) {
+	return
+}
+
+// MarshalBinary saves the optimizer's state (iteration count, Adam moments or the L-BFGS memory,
+// the convergence bookkeeping), so that training can stop and later resume exactly: restore it
+// with UnmarshalBinary into an optimizer with the same parameters, and the params' values
+// separately. Before the first Minimize there is no state and it returns an error.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Optimizer) MarshalBinary() (r0 []byte, r1 error) {
+	r1 = noCgo("Optimizer.MarshalBinary")
+	return
+}
+
+// UnmarshalBinary restores a state saved by MarshalBinary. The optimizer must have the same
+// method (and Past, and for L-BFGS M) as the one that saved it; the next Minimize continues from
+// the saved iteration, given a function of the same number of parameter elements.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Optimizer) UnmarshalBinary(data []byte) (r0 error) {
+	r0 = noCgo("Optimizer.UnmarshalBinary")
+	return
 }
 
 // Quantize converts rows of nPerRow float32 values to type typ (ggml_quantize_chunk): Q4_0,

@@ -1,8 +1,9 @@
-// goexports.h - prototypes of the //export functions of package ggml (callbacks.go) that
-// trampolines.c calls. trampolines.c is compiled in package csrc, which cannot see the root
-// package's generated _cgo_export.h, so the prototypes are written here; the symbols resolve
-// when the program is linked. callbacks.go includes this header in its preamble too, so cgo's
-// own declarations are checked against these by the C compiler: a mismatch fails the build.
+// goexports.h - prototypes of the //export functions of package ggml (callbacks.go,
+// train_callbacks.go) that the trampolines call. The trampolines are compiled in package csrc,
+// which cannot see the root package's generated _cgo_export.h, so the prototypes are written
+// here; the symbols resolve when the program is linked. callbacks.go and train_callbacks.go
+// include this header in their preambles too, so cgo's own declarations are checked against
+// these by the C compiler: a mismatch fails the build.
 
 #ifndef GGML_GO_EXPORTS_H
 #define GGML_GO_EXPORTS_H
@@ -37,5 +38,11 @@ void      goBufferReset(uintptr_t h);
 void goCustom(uintptr_t h, struct ggml_tensor * dst, struct ggml_tensor * a, struct ggml_tensor * b,
               struct ggml_tensor * c, int ith, int nth);
 bool goEvalCallback(uintptr_t h, int i, struct ggml_tensor * t1, struct ggml_tensor * t2);
+
+// training (train_callbacks.go, called by train_trampolines.c): the optimizer's per-iteration
+// callback and user gradients of Go custom ops; h is a cgo.Handle of the Go state
+void goOptCallback(uintptr_t h, int accum_step, float * sched, bool * cancel);
+void goCustomGrad(struct ggml_context * ctx, struct ggml_tensor * node, struct ggml_tensor * grad,
+                  struct ggml_tensor ** src_grads, uintptr_t h);
 
 #endif // GGML_GO_EXPORTS_H

@@ -622,6 +622,9 @@ func allOpCases() []opCase {
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.OutProd(x[0], x[1]) },
 		ref:   func(x []*arr) *arr { return refOutProd(x[0], x[1]) }})
 
+	// training ops (ops_train_test.go)
+	add(trainOpCases()...)
+
 	// attention helpers
 	add(opCase{name: "SoftMaxExt", in: []input{pos(-3, 3, 7, 4, 2), f32(7, 4)},
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.SoftMaxExt(x[0], x[1], 0.5) },
@@ -741,6 +744,7 @@ func TestOps(t *testing.T) {
 var nonOpMethods = map[string]bool{
 	"NewTensor": true, "NewTensor1D": true, "NewTensor2D": true, "NewTensor3D": true, "NewTensor4D": true,
 	"NewI32": true, "NewF32": true, "DupTensor": true, "ViewTensor": true, "Tensor": true,
+	"SetParam": true, // marks a tensor for autodiff (autodiff_test.go)
 }
 
 // opMethods lists the graph-operation methods of *ggml.Context.

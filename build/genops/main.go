@@ -43,6 +43,18 @@ var skip = map[string]string{
 	"ggml_map_custom2_inplace": "custom.go (Go callbacks)",
 	"ggml_map_custom3":         "custom.go (Go callbacks)",
 	"ggml_map_custom3_inplace": "custom.go (Go callbacks)",
+	// training: forward ops wrapped in autodiff.go, backward-only ops that BuildBackward creates
+	"ggml_cross_entropy_loss":      "autodiff.go",
+	"ggml_flash_attn":              "autodiff.go",
+	"ggml_cross_entropy_loss_back": "backward-only (BuildBackward)",
+	"ggml_flash_attn_back":         "backward-only (BuildBackward)",
+	"ggml_repeat_back":             "backward-only (BuildBackward)",
+	"ggml_silu_back":               "backward-only (BuildBackward)",
+	"ggml_rms_norm_back":           "backward-only (BuildBackward)",
+	"ggml_get_rows_back":           "backward-only (BuildBackward)",
+	"ggml_soft_max_back":           "backward-only (BuildBackward)",
+	"ggml_soft_max_back_inplace":   "backward-only (BuildBackward)",
+	"ggml_rope_back":               "backward-only (BuildBackward)",
 }
 
 // optional lists tensor operands that may be nil.

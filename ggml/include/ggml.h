@@ -1470,6 +1470,201 @@ extern "C" {
     GGML_API ggml_type_traits_t ggml_internal_get_type_traits(enum ggml_type type);
 
     //
+    // training: backward-only ops, attention, loss, automatic differentiation, optimizers
+    // (ggml/src/ops/backward.c, ops/loss.c, ops/flash-attn.c, autodiff.c, opt.c)
+    //
+
+    // sum of the tiles of a that make up b's shape (the gradient of ggml_repeat)
+    GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // a = x, b = dy: the gradient of ggml_silu
+    GGML_API struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // a = x, b = dy: the gradient of ggml_rms_norm
+    GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps);
+    // a = dy (rows), b = I32 row indices, c = the shape of the result (the gradient of ggml_get_rows)
+    GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+    // a = dy, b = y (the soft_max output): y * (dy - sum(dy * y)) per row
+    GGML_API struct ggml_tensor * ggml_soft_max_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_soft_max_back_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // the transposed rotation of ggml_rope_custom (the gradient of rope)
+    GGML_API struct ggml_tensor * ggml_rope_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+            int n_dims, int mode, int n_ctx, int n_orig_ctx, float freq_base, float freq_scale, float ext_factor,
+            float attn_factor, float beta_fast, float beta_slow, float xpos_base, bool xpos_down);
+
+    // softmax(k^T q / sqrt(D)) applied to v: q [D,N,H,B], k [D,M,Hk,B], v [M,D,Hk,B] (v transposed);
+    // masked: key m is hidden from query n when m > M - N + n
+    GGML_API struct ggml_tensor * ggml_flash_attn(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+            struct ggml_tensor * v, bool masked);
+    // gradients of ggml_flash_attn for the output gradient d: one F32 tensor holding dq, dk, dv
+    // one after the other (each dense, in the shape of q, k, v)
+    GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+            struct ggml_tensor * v, struct ggml_tensor * d, bool masked);
+
+    // mean over the rows of -sum(b * log(softmax(a))): a = logits, b = target probabilities; 1 element
+    GGML_API struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // gradient of ggml_cross_entropy_loss w.r.t. a; c = the loss gradient (1 element)
+    GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a,
+            struct ggml_tensor * b, struct ggml_tensor * c);
+
+    // marks a tensor as a trainable parameter and gives it a gradient tensor
+    GGML_API void ggml_set_param(struct ggml_context * ctx, struct ggml_tensor * tensor);
+
+    // gb = gf extended by the backward pass: every param's grad becomes a node of gb.
+    // keep: give the nodes of gf fresh gradient tensors first, so gf's own grads stay untouched
+    GGML_API void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * gf, struct ggml_cgraph * gb, bool keep);
+    // like ggml_build_backward_expand, but only the checkpoints' values are kept from the forward
+    // pass; everything between checkpoints is recomputed in gb (gb_tmp: scratch graph of gb's size)
+    GGML_API void ggml_build_backward_gradient_checkpointing(struct ggml_context * ctx, struct ggml_cgraph * gf,
+            struct ggml_cgraph * gb, struct ggml_cgraph * gb_tmp, struct ggml_tensor * * checkpoints, int n_checkpoints);
+    // zero the gradients of every node of the graph (tensors with CPU-accessible data)
+    GGML_API void ggml_graph_reset(struct ggml_cgraph * cgraph);
+
+    // optimization methods
+    enum ggml_opt_type {
+        GGML_OPT_ADAM,
+        GGML_OPT_LBFGS,
+    };
+
+    // linesearch methods
+    enum ggml_linesearch {
+        GGML_LINESEARCH_DEFAULT = 1,
+
+        GGML_LINESEARCH_BACKTRACKING_ARMIJO       = 0,
+        GGML_LINESEARCH_BACKTRACKING_WOLFE        = 1,
+        GGML_LINESEARCH_BACKTRACKING_STRONG_WOLFE = 2,
+    };
+
+    // optimization return values
+    enum ggml_opt_result {
+        GGML_OPT_OK = 0,
+        GGML_OPT_DID_NOT_CONVERGE,
+        GGML_OPT_NO_CONTEXT,
+        GGML_OPT_INVALID_WOLFE,
+        GGML_OPT_FAIL,
+        GGML_OPT_CANCEL,
+
+        GGML_LINESEARCH_FAIL = -128,
+        GGML_LINESEARCH_MINIMUM_STEP,
+        GGML_LINESEARCH_MAXIMUM_STEP,
+        GGML_LINESEARCH_MAXIMUM_ITERATIONS,
+        GGML_LINESEARCH_INVALID_PARAMETERS,
+    };
+
+    // called before every gradient accumulation step: accum_step counts from 0; the callee may set
+    // *sched (the schedule multiplier of the learning rate) and *cancel
+    typedef void (*ggml_opt_callback)(void * data, int accum_step, float * sched, bool * cancel);
+
+    // optimization parameters (defaults: ggml_opt_default_params)
+    struct ggml_opt_params {
+        enum ggml_opt_type type;
+
+        size_t graph_size;
+
+        int n_threads;
+
+        // delta-based convergence test: with past > 0, stop when
+        // |f(x_past) - f(x)| < delta * |f(x)|
+        int past;
+        float delta;
+
+        // stop after this many iterations without improvement (0: never)
+        int max_no_improvement;
+
+        bool print_forward_graph;
+        bool print_backward_graph;
+
+        int n_gradient_accumulation;
+
+        // ADAM parameters
+        struct {
+            int n_iter;
+
+            float sched; // schedule multiplier (fixed, decay or warmup)
+            float decay; // weight decay for AdamW, use 0.0f to disable
+            int   decay_min_ndim; // minimum number of tensor dimensions to apply weight decay
+            float alpha; // learning rate
+            float beta1;
+            float beta2;
+            float eps;   // epsilon for numerical stability
+            float eps_f; // epsilon for convergence test
+            float eps_g; // epsilon for convergence test
+            float gclip; // gradient clipping
+        } adam;
+
+        // LBFGS parameters
+        struct {
+            int m; // number of corrections to approximate the inv. Hessian
+            int n_iter;
+            int max_linesearch;
+
+            float eps;      // convergence tolerance
+            float ftol;     // line search tolerance
+            float wolfe;
+            float min_step;
+            float max_step;
+
+            enum ggml_linesearch linesearch;
+        } lbfgs;
+    };
+
+    struct ggml_opt_context {
+        struct ggml_context * ctx;
+        struct ggml_opt_params params;
+
+        int iter;
+        int64_t nx; // number of parameter elements
+
+        bool just_initialized;
+
+        float loss_before;
+        float loss_after;
+
+        struct {
+            struct ggml_tensor * g;  // current gradient
+            struct ggml_tensor * m;  // first moment
+            struct ggml_tensor * v;  // second moment
+            struct ggml_tensor * pf; // past function values
+            float fx_best;
+            float fx_prev;
+            int n_no_improvement;
+        } adam;
+
+        struct {
+            struct ggml_tensor * x;    // current parameters
+            struct ggml_tensor * xp;   // previous parameters
+            struct ggml_tensor * g;    // current gradient
+            struct ggml_tensor * gp;   // previous gradient
+            struct ggml_tensor * d;    // search direction
+            struct ggml_tensor * pf;   // past function values
+            struct ggml_tensor * lmal; // the L-BFGS memory alpha
+            struct ggml_tensor * lmys; // the L-BFGS memory ys
+            struct ggml_tensor * lms;  // the L-BFGS memory s
+            struct ggml_tensor * lmy;  // the L-BFGS memory y
+            float fx_best;
+            float step;
+            int j;
+            int k;
+            int end;
+            int n_no_improvement;
+        } lbfgs;
+    };
+
+    GGML_API struct ggml_opt_params ggml_opt_default_params(enum ggml_opt_type type);
+
+    // optimize the function defined by the tensor f
+    GGML_API enum ggml_opt_result ggml_opt(struct ggml_context * ctx, struct ggml_opt_params params, struct ggml_tensor * f);
+
+    // initialize optimizer context
+    GGML_API void ggml_opt_init(struct ggml_context * ctx, struct ggml_opt_context * opt, struct ggml_opt_params params, int64_t nx);
+
+    // continue optimizing the function defined by the tensor f
+    GGML_API enum ggml_opt_result ggml_opt_resume(struct ggml_context * ctx, struct ggml_opt_context * opt, struct ggml_tensor * f);
+
+    // continue optimizing the function defined by the tensor f, with the given graphs
+    GGML_API enum ggml_opt_result ggml_opt_resume_g(struct ggml_context * ctx, struct ggml_opt_context * opt,
+            struct ggml_tensor * f, struct ggml_cgraph * gf, struct ggml_cgraph * gb,
+            ggml_opt_callback callback, void * callback_data);
+
+    //
     // ggml-go extensions (prefix ggml_x_; not part of the reference API)
     //
 
@@ -1493,6 +1688,16 @@ extern "C" {
 
     // Number of CPU worker threads created since the process started (all thread pools).
     GGML_API int64_t ggml_x_threads_created(void);
+
+    // User gradients of the map_custom ops. When ggml_build_backward_expand reaches a
+    // MAP_CUSTOM1/2/3 node it calls the node's gradient function (set with
+    // ggml_x_map_custom_set_grad), which builds in ctx, from the node's gradient `grad`, an
+    // expression for the gradient of every source i that needs one (src_grads[i], pre-set to
+    // NULL; srcs without a gradient may be left NULL). A custom node without a gradient function
+    // whose sources need gradients makes ggml_build_backward_expand report an error.
+    typedef void (*ggml_x_custom_grad_t)(struct ggml_context * ctx, struct ggml_tensor * node,
+                                         struct ggml_tensor * grad, struct ggml_tensor ** src_grads, void * userdata);
+    GGML_API void ggml_x_map_custom_set_grad(struct ggml_tensor * node, ggml_x_custom_grad_t fn, void * userdata);
 
 #ifdef  __cplusplus
 }

@@ -79,6 +79,13 @@ struct ggml_tensor * ggml_x_new_op_tensor(struct ggml_context * ctx, enum ggml_o
 struct ggml_tensor * ggml_x_new_op_view(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a,
                                         int n_srcs, struct ggml_tensor * const * srcs);
 
+// Autodiff (autodiff.c): give t a gradient tensor when one of its sources has one (called by the
+// helpers above and the view constructors). False (after ggml_x_error) when the arena is full.
+// ggml_x_grad_suspend(true/false) nests; while suspended (inside the backward pass) nothing is
+// attached.
+bool ggml_x_grad_attach(struct ggml_context * ctx, struct ggml_tensor * t);
+void ggml_x_grad_suspend(bool suspend);
+
 // Allocate `size` bytes of arena memory in ctx as an object of the given type (e.g.
 // GGML_OBJECT_WORK_BUFFER for ggml_graph_compute_with_ctx). NULL (after ggml_x_error) when full.
 void * ggml_x_ctx_alloc(struct ggml_context * ctx, enum ggml_object_type type, size_t size);

@@ -986,7 +986,7 @@ struct ggml_tensor * ggml_x_new_op_tensor(struct ggml_context * ctx, enum ggml_o
     }
     t->op = op;
     ggml_x_set_srcs(t, n_srcs, srcs);
-    return t;
+    return ggml_x_grad_attach(ctx, t) ? t : NULL;
 }
 
 struct ggml_tensor * ggml_x_new_op_view(struct ggml_context * ctx, enum ggml_op op, struct ggml_tensor * a,
@@ -998,7 +998,7 @@ struct ggml_tensor * ggml_x_new_op_view(struct ggml_context * ctx, enum ggml_op 
     }
     t->op = op;
     ggml_x_set_srcs(t, n_srcs, srcs);
-    return t;
+    return ggml_x_grad_attach(ctx, t) ? t : NULL;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1066,7 +1066,7 @@ static struct ggml_tensor * ggml_x_view_impl(struct ggml_context * ctx, const ch
     t->op = GGML_OP_VIEW;
     t->src[0] = a;
     ggml_x_set_op_params(t, &offset, sizeof(offset));
-    return t;
+    return ggml_x_grad_attach(ctx, t) ? t : NULL;
 }
 
 struct ggml_tensor * ggml_view_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, size_t offset) {
@@ -1114,7 +1114,7 @@ static struct ggml_tensor * ggml_x_reshape_impl(struct ggml_context * ctx, const
     ggml_x_copy_name_with_suffix(t, a, " (reshaped)");
     t->op = GGML_OP_RESHAPE;
     t->src[0] = a;
-    return t;
+    return ggml_x_grad_attach(ctx, t) ? t : NULL;
 }
 
 struct ggml_tensor * ggml_reshape(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
@@ -1165,7 +1165,7 @@ struct ggml_tensor * ggml_permute(struct ggml_context * ctx, struct ggml_tensor 
     for (int i = 0; i < 4; i++) {
         t->op_params[i] = axes[i];
     }
-    return t;
+    return ggml_x_grad_attach(ctx, t) ? t : NULL;
 }
 
 struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct ggml_tensor * a) {
@@ -1181,5 +1181,5 @@ struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct ggml_tenso
     t->nb[1] = a->nb[0];
     t->op = GGML_OP_TRANSPOSE;
     t->src[0] = a;
-    return t;
+    return ggml_x_grad_attach(ctx, t) ? t : NULL;
 }

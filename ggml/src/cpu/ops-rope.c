@@ -160,13 +160,13 @@ static void rope_fill_cache(const struct rope_params * p, int32_t pos, int64_t n
 }
 
 static void rope_row_glm(const struct rope_params * p, int32_t pos, int64_t ne0, bool f16,
-                         const char * src, size_t nb00, char * dst, size_t nb0) {
+                         const char * src, size_t nb00, char * dst, size_t nb0, float sin_sign) {
     const int half = p->n_dims / 2;
     float theta = (float) GGML_X_MIN(pos, p->n_ctx - 2);
     float block_theta = (float) GGML_X_MAX(pos - (p->n_ctx - 2), 0);
     for (int64_t i0 = 0; i0 < ne0 / 4; i0++) {
-        const float c  = cosf(theta),       s  = sinf(theta);
-        const float cb = cosf(block_theta), sb = sinf(block_theta);
+        const float c  = cosf(theta),       s  = sin_sign * sinf(theta);
+        const float cb = cosf(block_theta), sb = sin_sign * sinf(block_theta);
         theta *= p->theta_scale;
         block_theta *= p->theta_scale;
         const char * x = src + i0 * nb00;
@@ -182,7 +182,8 @@ static void rope_row_glm(const struct rope_params * p, int32_t pos, int64_t ne0,
     }
 }
 
-static void rope_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+// sin_sign = 1: the rotation; -1: its transpose (ROPE_BACK, the gradient of ROPE)
+static void rope_apply(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, float sin_sign) {
     const struct ggml_tensor * a = dst->src[0];
     const int32_t * pos = (const int32_t *) dst->src[1]->data;
     struct rope_params p;
@@ -212,11 +213,14 @@ static void rope_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
         char * out = (char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
 
         if (glm) {
-            rope_row_glm(&p, pos[i2], ne0, f16, src, nb00, out, nb0);
+            rope_row_glm(&p, pos[i2], ne0, f16, src, nb00, out, nb0, sin_sign);
             continue;
         }
         if (i2 != cached_i2) {
             rope_fill_cache(&p, pos[i2], ne0, cache);
+            for (int k = 0; k < half; k++) {
+                cache[2 * k + 1] *= sin_sign;
+            }
             cached_i2 = i2;
         }
 
@@ -251,8 +255,24 @@ static void rope_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
     }
 }
 
+static void rope_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    rope_apply(cc, dst, 1.0f);
+}
+
+static void rope_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    rope_apply(cc, dst, -1.0f);
+}
+
 const struct ggml_cpu_op ggml_cpu_op_rope = {
     .forward   = rope_forward,
+    .supports  = rope_supports,
+    .work_size = rope_work_size,
+};
+
+// ROPE_BACK: same op_params and sources as ROPE; the sines change sign, which applies the
+// transposed (inverse) rotation, magnitude scalings unchanged
+const struct ggml_cpu_op ggml_cpu_op_rope_back = {
+    .forward   = rope_back_forward,
     .supports  = rope_supports,
     .work_size = rope_work_size,
 };

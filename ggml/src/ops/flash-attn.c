@@ -1,0 +1,53 @@
+// flash-attn.c - constructors of the fused attention of this ggml version (flash_attn) and its
+// gradient (flash_attn_back).
+//
+// q [D, N, H, B], k [D, M, Hk, B], v [M, D, Hk, B] (v is stored transposed); H a multiple of Hk:
+// query head h reads key/value head h % Hk, as the reference does.
+
+#include "ops-common.h"
+
+static bool x_attn_shapes_ok(const struct ggml_tensor * q, const struct ggml_tensor * k, const struct ggml_tensor * v) {
+    return k->ne[0] == q->ne[0] && v->ne[1] == q->ne[0] && v->ne[0] == k->ne[1] && v->ne[2] == k->ne[2] &&
+           k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0 && k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3];
+}
+
+#define X_ATTN_CHECKS(fn)                                                                                       \
+    X_CHECK_CTX(ctx, fn);                                                                                       \
+    X_CHECK_TENSOR(ctx, fn, q);                                                                                 \
+    X_CHECK_TENSOR(ctx, fn, k);                                                                                 \
+    X_CHECK_TENSOR(ctx, fn, v);                                                                                 \
+    GGML_X_CHECK(ctx, x_attn_shapes_ok(q, k, v),                                                                \
+                 "%s: need q [D,N,H,B], k [D,M,Hk,B], v [M,D,Hk,B] with H a multiple of Hk (q %s, k %s, v %s)", \
+                 fn, X_SHAPE(q), X_SHAPE(k), X_SHAPE(v));                                                       \
+    GGML_X_CHECK(ctx, q->type == GGML_TYPE_F32 && k->type == GGML_TYPE_F32 && v->type == GGML_TYPE_F32,         \
+                 "%s: q, k and v must be F32", fn)
+
+struct ggml_tensor * ggml_flash_attn(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                     struct ggml_tensor * v, bool masked) {
+    const char * fn = "ggml_flash_attn";
+    X_ATTN_CHECKS(fn);
+    struct ggml_tensor * srcs[3] = { q, k, v };
+    struct ggml_tensor * result = x_op_new(ctx, fn, GGML_OP_FLASH_ATTN, GGML_TYPE_F32, q->ne, 3, srcs);
+    if (result != NULL) {
+        ggml_x_set_op_params_i32(result, 0, masked ? 1 : 0);
+    }
+    return result;
+}
+
+struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                          struct ggml_tensor * v, struct ggml_tensor * d, bool masked) {
+    const char * fn = "ggml_flash_attn_back";
+    X_ATTN_CHECKS(fn);
+    X_CHECK_TENSOR(ctx, fn, d);
+    GGML_X_CHECK(ctx, ggml_are_same_shape(q, d) && d->type == GGML_TYPE_F32,
+                 "%s: d must be F32 with q's shape (q %s, d %s)", fn, X_SHAPE(q), X_SHAPE(d));
+    // dq, dk, dv one after the other, dense
+    const int64_t n = ggml_nelements(q) + ggml_nelements(k) + ggml_nelements(v);
+    const int64_t ne[GGML_MAX_DIMS] = { n, 1, 1, 1 };
+    struct ggml_tensor * srcs[4] = { q, k, v, d };
+    struct ggml_tensor * result = x_op_new(ctx, fn, GGML_OP_FLASH_ATTN_BACK, GGML_TYPE_F32, ne, 4, srcs);
+    if (result != NULL) {
+        ggml_x_set_op_params_i32(result, 0, masked ? 1 : 0);
+    }
+    return result;
+}
