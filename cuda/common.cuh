@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ggml.h"
 #include "ggml-backend-impl.h"
@@ -157,16 +158,31 @@ __device__ __forceinline__ void cu_store(char * p, int type, float v) {
     }
 }
 
-// fp16 stored as ggml_fp16_t bits in block structs
-__device__ __forceinline__ float cu_h2f(ggml_fp16_t h) {
+// fp16 scales of the block structs (ggml_fp16_t fields). ggml.h makes ggml_fp16_t uint16_t on
+// x86, __fp16 on ARM C/C++ compilers and the class `half` when nvcc compiles for an ARM host
+// (Grace, Jetson): an assignment or cast between ggml_fp16_t and an integer would convert the
+// *value* there (cvt.rzi.u16.f16), so the scales are only ever moved as their 16 bits.
+static_assert(sizeof(ggml_fp16_t) == 2, "ggml_fp16_t must be 16 bits");
+static_assert(sizeof(__half_raw) == 2 && sizeof(__half) == 2, "__half must be 16 bits");
+
+__device__ __forceinline__ uint16_t cu_fp16_bits(const ggml_fp16_t & h) {
+    uint16_t bits;
+    memcpy(&bits, &h, sizeof(bits));
+    return bits;
+}
+
+__device__ __forceinline__ float cu_h2f(const ggml_fp16_t & h) {
     __half_raw r;
-    r.x = h;
+    r.x = cu_fp16_bits(h);
     return __half2float(__half(r));
 }
 
 __device__ __forceinline__ ggml_fp16_t cu_f2h(float f) {
-    __half_raw r = __half_raw(__float2half_rn(f));
-    return (ggml_fp16_t) r.x;
+    const __half_raw r = __half_raw(__float2half_rn(f));
+    const uint16_t bits = r.x;
+    ggml_fp16_t h;
+    memcpy(&h, &bits, sizeof(h));
+    return h;
 }
 
 static inline bool cu_is_float(enum ggml_type t) {
