@@ -371,6 +371,17 @@ test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUI
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/ && \
 	GGML_CUDA_EMU_DEVICES=2 CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
 
+# the emulator and the C device test built with -fsanitize=alignment (build/cuda-emu-align): a
+# misaligned access in a kernel (a GPU faults with cudaErrorMisalignedAddress) ends the test
+CUDA_EMU_ALIGN_BUILD := $(BUILD)/cuda-emu-align
+CUDA_EMU_ALIGN_SAN   := -fsanitize=alignment -fno-sanitize-recover=alignment
+
+.PHONY: test-cuda-emu-align
+test-cuda-emu-align: lib
+	@$(MAKE) --no-print-directory CUDA_EMU_BUILD=$(CUDA_EMU_ALIGN_BUILD) CUDA_EMU_SAN="$(CUDA_EMU_ALIGN_SAN)" \
+		$(CUDA_EMU_ALIGN_BUILD)/bin/test-cuda
+	GGML_CUDA_EMU_QUIET=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(CUDA_EMU_ALIGN_BUILD)/bin/test-cuda
+
 # the emulator's self-tests and the C device test cross-compiled for arm64 and run under qemu
 # (build/arm64/cuda-emu): there ggml.h makes ggml_fp16_t __fp16, or the class half with the nvcc
 # macros the .cu files see, so code that treats fp16 scales as integers fails here as it would

@@ -20,7 +20,7 @@ __device__ __forceinline__ bool cu_sort_before(float vj, int64_t j, float vi, in
     return j < i;
 }
 
-__global__ void cu_argsort_kernel(cu_t src, cu_t dst, bool desc, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_argsort_kernel(cu_t src, cu_t dst, bool desc, int64_t n) {
     const int64_t ne0 = src.ne[0];
     CU_GRID_STRIDE(t, n) {
         const int64_t i  = t % ne0;

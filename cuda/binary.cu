@@ -6,7 +6,7 @@
 
 enum { CU_BIN_ADD, CU_BIN_SUB, CU_BIN_MUL, CU_BIN_DIV };
 
-__global__ void cu_binary_kernel(cu_t a, cu_t b, cu_t dst, int kind, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_binary_kernel(cu_t a, cu_t b, cu_t dst, int kind, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(idx, dst.ne, i0, i1, i2, i3);

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mutex>
+
 #include "ggml.h"
 #include "ggml-backend-impl.h"
 #include "ggml-impl.h"
@@ -333,8 +335,11 @@ bool ggml_cu_tensor_is_split(const ggml_tensor * t);
 
 // a context (stream, cuBLAS handle, scratch) for work on another device than the backend's,
 // created on first use and kept for the life of the process (NULL after reporting on failure).
-// Used by MUL_MAT on split weights; calls are serialised by the caller's synchronous use.
+// Used by MUL_MAT on split weights. Backends on several host threads share it: hold
+// ggml_cu_device_helper_lock(device) from before its first use until its stream has finished
+// with its scratch buffers.
 ggml_cu_ctx * ggml_cu_device_helper(int device);
+std::mutex & ggml_cu_device_helper_lock(int device);
 
 // the device count (0 when the runtime finds none)
 int ggml_cu_device_count(void);

@@ -21,7 +21,7 @@ __device__ __forceinline__ char * cu_flat_block(const cu_t & t, int64_t k, int64
     return t.data + (i0 / bs) * ts + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
-__global__ void cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_t n) {
     CU_GRID_STRIDE(k, n) {
         const char * s = cu_flat_ptr(src, k);
         char * d = cu_flat_ptr(dst, k);
@@ -38,7 +38,7 @@ __global__ void cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_
 }
 
 // one thread per 32-element destination block
-__global__ void cu_cpy_quantize_kernel(cu_t src, cu_t dst, int64_t ts, int64_t nblocks) {
+__global__ void __launch_bounds__(CU_THREADS) cu_cpy_quantize_kernel(cu_t src, cu_t dst, int64_t ts, int64_t nblocks) {
     CU_GRID_STRIDE(b, nblocks) {
         const int64_t k0 = b * 32;
         float x[32];
@@ -50,7 +50,7 @@ __global__ void cu_cpy_quantize_kernel(cu_t src, cu_t dst, int64_t ts, int64_t n
 }
 
 // one thread per 32-element source chunk
-__global__ void cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
+__global__ void __launch_bounds__(CU_THREADS) cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
     const int64_t per_row = src.ne[0] / 32;
     CU_GRID_STRIDE(c, nchunks) {
         const int64_t ir = c / per_row;
@@ -69,7 +69,8 @@ __global__ void cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
 }
 
 // one thread per block, same quantized type
-__global__ void cu_cpy_blocks_kernel(cu_t src, cu_t dst, int64_t bs, int64_t ts, int64_t nblocks) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_cpy_blocks_kernel(cu_t src, cu_t dst, int64_t bs, int64_t ts, int64_t nblocks) {
     CU_GRID_STRIDE(b, nblocks) {
         const int64_t k0 = b * bs;
         const char * s = cu_flat_block(src, k0, bs, ts);

@@ -11,7 +11,8 @@
 #include <vector>
 
 // xg[j][:] = xd row rows[j] of batch (i12, i13)
-__global__ void cu_mmid_gather_kernel(const float * xd, const int32_t * rows, int64_t cnt, int64_t k, int64_t row_base,
+__global__ void __launch_bounds__(CU_THREADS)
+cu_mmid_gather_kernel(const float * xd, const int32_t * rows, int64_t cnt, int64_t k, int64_t row_base,
                                       float * xg) {
     const int64_t n = cnt * k;
     CU_GRID_STRIDE(t, n) {
@@ -21,7 +22,8 @@ __global__ void cu_mmid_gather_kernel(const float * xd, const int32_t * rows, in
 }
 
 // dst(i0, rows[j], i12, i13) = yg[j][i0] (or 0 when yg is NULL)
-__global__ void cu_mmid_scatter_kernel(const float * yg, const int32_t * rows, int64_t cnt, int64_t m, char * dst,
+__global__ void __launch_bounds__(CU_THREADS)
+cu_mmid_scatter_kernel(const float * yg, const int32_t * rows, int64_t cnt, int64_t m, char * dst,
                                        int64_t nb0, int64_t nb1) {
     const int64_t n = cnt * m;
     CU_GRID_STRIDE(t, n) {

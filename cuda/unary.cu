@@ -49,7 +49,8 @@ __device__ __forceinline__ float cu_unary_apply(int kind, float x, float p0, flo
     }
 }
 
-__global__ void cu_unary_kernel(cu_t src, cu_t dst, int kind, float p0, float p1, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_unary_kernel(cu_t src, cu_t dst, int kind, float p0, float p1, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(idx, dst.ne, i0, i1, i2, i3);
