@@ -283,6 +283,13 @@ static struct ggml_tensor * b_simple(struct ggml_context * ctx, const int * p) {
         default: return ggml_alibi(ctx, x, 5, 10, 0.5f);
     }
 }
+// SUM over more elements than CU_SUM_PARTS blocks of 256 threads cover (grid-stride partial sums),
+// through a permuted view
+static struct ggml_tensor * b_sum_big(struct ggml_context * ctx, const int * p) {
+    (void) p;
+    struct ggml_tensor * x = in4(ctx, GGML_TYPE_F32, 1031, 300, 5, 1, -1.0f, 1.0f);
+    return ggml_sum(ctx, ggml_permute(ctx, x, 1, 0, 2, 3));
+}
 static struct ggml_tensor * b_norm(struct ggml_context * ctx, const int * p) {
     const float eps[4] = { 1e-6f, 1e-5f, 1e-3f, 1e-1f };
     struct ggml_tensor * x = in(ctx, GGML_TYPE_F32, 64, 10, 10, 10);
@@ -448,6 +455,7 @@ static void test_ops(void) {
     for (int k = 0; k < 14; k++) {
         CASE(simple[k], k == 7 ? 1e-6 : TH_DEFAULT, b_simple, k);
     }
+    CASE("SUM(1.5M elements, permuted)", 1e-6, b_sum_big, 0);
     for (int e = 0; e < 4; e++) {
         snprintf(name, sizeof(name), "NORM(eps#%d)", e);
         CASE(name, TH_DEFAULT, b_norm, 0, e);
