@@ -353,6 +353,10 @@ $(CUDA_EMU_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(C
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(CUDA_EMU_LIB) $(BUILD)/libggml.a $(CUDA_EMU_LDLIBS) -o $@
 
+$(CUDA_EMU_BUILD)/bin/bench-cuda: cuda/tests/bench-cuda.c $(CUDA_EMU_LIB) $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(CUDA_EMU_LIB) $(BUILD)/libggml.a $(CUDA_EMU_LDLIBS) -o $@
+
 # the public conformance suite computed on (emulated) CUDA0 against the reference outputs
 .PHONY: conformance-cuda-emu
 # (twice: threads and blocks in order, then in reverse order)
@@ -381,6 +385,16 @@ test-cuda-emu-align: lib
 	@$(MAKE) --no-print-directory CUDA_EMU_BUILD=$(CUDA_EMU_ALIGN_BUILD) CUDA_EMU_SAN="$(CUDA_EMU_ALIGN_SAN)" \
 		$(CUDA_EMU_ALIGN_BUILD)/bin/test-cuda
 	GGML_CUDA_EMU_QUIET=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(CUDA_EMU_ALIGN_BUILD)/bin/test-cuda
+
+# the device script's dry run (cuda/device-check.sh): `prepare` (the folder carried to a GPU
+# machine: trimmed Go toolchain, offline module cache, conformance suite; must fit the carry
+# limit), then the two device calls with every step run against the host emulator, each step
+# under its time limit. Logs in build/cuda/out-emu.
+.PHONY: device-check-dry
+device-check-dry:
+	bash cuda/device-check.sh prepare
+	DEVICE_CHECK_EMU=1 bash cuda/device-check.sh build
+	DEVICE_CHECK_EMU=1 bash cuda/device-check.sh go
 
 # the emulator's self-tests and the C device test cross-compiled for arm64 and run under qemu
 # (build/arm64/cuda-emu): there ggml.h makes ggml_fp16_t __fp16, or the class half with the nvcc
