@@ -229,7 +229,9 @@ test-hbm: memkind-dev
 #                    for CUDA_ARCHS (default 75 80 86 89 90, plus PTX of the last one); no -rdc
 #   make cuda-check  for machines without a GPU: installs Debian's CUDA 11.8 toolchain when no nvcc
 #                    is found (cuda/install-toolkit.sh into /opt/ggml-cuda-11.8), builds the library
-#                    and the C device test, and links (does not run) `go test -tags cuda -c` for the
+#                    and the C device test, checks every kernel's registers x launch bound, spills
+#                    and shared memory (cuda/resource-check.sh, report in build/cuda/resource-check.txt)
+#                    and links (does not run) `go test -tags cuda -c` for the
 #                    root package and ./cuda/
 #   make test-cuda   on a machine with a GPU: the C device test (cuda/tests/test-cuda.c) and the
 #                    tagged Go tests; without a device every test skips with a message
@@ -291,6 +293,8 @@ cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory lib
 	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
+	sh cuda/resource-check.sh $(CUDA_BUILD)/libggml-cuda.a $$home/bin/cuobjdump > $(CUDA_BUILD)/resource-check.txt; \
+	rc=$$?; grep -v ' ok$$' $(CUDA_BUILD)/resource-check.txt; [ $$rc = 0 ] || exit 1; \
 	mkdir -p $(CUDA_BUILD)/gotest && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \

@@ -354,6 +354,11 @@ static struct ggml_tensor * b_concat(struct ggml_context * ctx, const int * p) {
 static struct ggml_tensor * b_argsort(struct ggml_context * ctx, const int * p) {
     return ggml_argsort(ctx, in(ctx, GGML_TYPE_F32, p[0], p[1], p[2], 1), (enum ggml_sort_order) p[3]);
 }
+// argsort of a row full of ties (STEP of random values: 0 or 1): the order must be the stable one
+static struct ggml_tensor * b_argsort_ties(struct ggml_context * ctx, const int * p) {
+    struct ggml_tensor * x = ggml_step(ctx, in(ctx, GGML_TYPE_F32, p[0], p[1], 1, 1));
+    return ggml_argsort(ctx, x, (enum ggml_sort_order) p[2]);
+}
 static struct ggml_tensor * b_acc(struct ggml_context * ctx, const int * p) {
     struct ggml_tensor * a = in(ctx, GGML_TYPE_F32, 10, 10, 10, 10);
     struct ggml_tensor * b = in(ctx, GGML_TYPE_F32, 5, 5, 5, 5);
@@ -516,6 +521,11 @@ static void test_ops(void) {
     for (int o = 0; o < 2; o++) {
         CASE(o ? "ARGSORT(8,desc)" : "ARGSORT(8,asc)", TH_DEFAULT, b_argsort, 8, 1, 1, o);
         CASE(o ? "ARGSORT(16x10x10,desc)" : "ARGSORT(16x10x10,asc)", TH_DEFAULT, b_argsort, 16, 10, 10, o);
+        CASE(o ? "ARGSORT(1000x3,desc)" : "ARGSORT(1000x3,asc)", TH_DEFAULT, b_argsort, 1000, 3, 1, o);
+        CASE(o ? "ARGSORT(4096x2,desc)" : "ARGSORT(4096x2,asc)", TH_DEFAULT, b_argsort, 4096, 2, 1, o);
+        CASE(o ? "ARGSORT(5000x2,desc)" : "ARGSORT(5000x2,asc)", TH_DEFAULT, b_argsort, 5000, 2, 1, o);
+        CASE(o ? "ARGSORT(ties 777x3,desc)" : "ARGSORT(ties 777x3,asc)", 0.0, b_argsort_ties, 777, 3, o);
+        CASE(o ? "ARGSORT(ties 5000,desc)" : "ARGSORT(ties 5000,asc)", 0.0, b_argsort_ties, 5000, 1, o);
     }
     CASE("ACC", TH_DEFAULT, b_acc, 0);
     CASE("SET", TH_DEFAULT, b_acc, 1);
