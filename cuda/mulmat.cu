@@ -6,6 +6,8 @@
 //   * quantized weights, at most CU_MMV_MAX_COLS src1 columns: our mat-vec kernel, one warp per
 //     weight row, dequantizing 32-element chunks and accumulating in F32 against F32 src1.
 //   * quantized weights, more columns: weights dequantized to F16, src1 converted to F16, cuBLAS.
+//   * batches (ne12, ne13 > 1): the slices that share a weight matrix (broadcast) or that step
+//     through the weights with one stride are one strided-batched GEMM (cu_mm_batched).
 //
 // src1 may have any strides and be F32 or F16: unless it is dense F32 already, it is first
 // gathered into a dense F32 array.
@@ -179,6 +181,79 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+// `batch` products y_b = W_b^T x_b (b < batch): W_b = w + b * w_stride bytes (0: one shared
+// matrix), x_b = x + b * n * k_len (dense), y_b = y + b * y_stride floats. F32/F16 weights and
+// quantized weights through cuBLAS (more than CU_MMV_MAX_COLS columns, one shared matrix,
+// dequantized once) are one strided-batched GEMM; the rest goes slice by slice.
+static bool cu_mm_batched(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size_t w_row_bytes,
+                          int64_t w_stride, int64_t m, const float * x, int64_t n, int64_t k_len, float * y,
+                          int64_t ldy, int64_t y_stride, int64_t batch, bool prec_f32) {
+    const bool dense_w = wtype == GGML_TYPE_F32 || wtype == GGML_TYPE_F16;
+    const bool blas = dense_w || (n > CU_MMV_MAX_COLS && w_stride == 0);
+    if (batch == 1 || !blas || batch > INT32_MAX) {
+        for (int64_t b = 0; b < batch; b++) {
+            if (!ggml_cu_mm_2d(ctx, wtype, w + b * w_stride, w_row_bytes, m, x + b * n * k_len, n, k_len,
+                               y + b * y_stride, ldy, prec_f32)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (m == 0 || n == 0 || batch == 0) {
+        return true;
+    }
+    if (m > INT32_MAX || n > INT32_MAX || k_len > INT32_MAX || ldy > INT32_MAX ||
+        (dense_w && w_row_bytes / ggml_type_size(wtype) > (size_t) INT32_MAX)) {
+        ggml_cu_report("cu_mm_batched", "a dimension or leading dimension exceeds cuBLAS's int range", __FILE__,
+                       __LINE__);
+        return false;
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    if (!CUBLAS_OK(cublasSetStream(ctx.cublas, ctx.stream))) {
+        return false;
+    }
+    const long long sx = (long long) (n * k_len);
+    if (wtype == GGML_TYPE_F32) {
+        const cublasComputeType_t ct = prec_f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+        return CUBLAS_OK(cublasGemmStridedBatchedEx(
+            ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int) m, (int) n, (int) k_len, &alpha, w, CUDA_R_32F,
+            (int) (w_row_bytes / sizeof(float)), (long long) (w_stride / (int64_t) sizeof(float)), x, CUDA_R_32F,
+            (int) k_len, sx, &beta, y, CUDA_R_32F, (int) ldy, (long long) y_stride, (int) batch, ct,
+            CUBLAS_GEMM_DEFAULT));
+    }
+    // F16 operands, F32 accumulation: every slice's x converted at once
+    __half * x16 = (__half *) ggml_cu_scratch(ctx, 1, (size_t) (batch * n * k_len) * sizeof(__half));
+    if (x16 == NULL) {
+        return false;
+    }
+    CU_LAUNCH(cu_f32_to_f16_kernel, cu_blocks(batch * n * k_len), CU_THREADS, 0, ctx.stream)(x, x16, batch * n * k_len);
+    if (!CU_LAUNCH_OK()) {
+        return false;
+    }
+    const void * w16 = w;
+    int64_t ldw = (int64_t) (w_row_bytes / sizeof(__half));
+    long long sw = (long long) (w_stride / (int64_t) sizeof(__half));
+    if (wtype != GGML_TYPE_F16) {
+        __half * wd = (__half *) ggml_cu_scratch(ctx, 0, (size_t) (m * k_len) * sizeof(__half));
+        if (wd == NULL) {
+            return false;
+        }
+        const int64_t nchunks = m * (k_len / 32);
+        CU_LAUNCH(cu_dequant_f16_kernel, cu_blocks(nchunks), CU_THREADS, 0, ctx.stream)(
+            (int) wtype, w, (int64_t) w_row_bytes, k_len, wd, nchunks);
+        if (!CU_LAUNCH_OK()) {
+            return false;
+        }
+        w16 = wd;
+        ldw = k_len;
+        sw = 0;
+    }
+    return CUBLAS_OK(cublasGemmStridedBatchedEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int) m, (int) n, (int) k_len,
+                                                &alpha, w16, CUDA_R_16F, (int) ldw, sw, x16, CUDA_R_16F, (int) k_len,
+                                                sx, &beta, y, CUDA_R_32F, (int) ldy, (long long) y_stride,
+                                                (int) batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 // rows [r0, r1) of W live on another device: multiply there, bring the m x n block back. The
 // device's helper context is shared by every backend of the process: its lock is held until the
 // helper's stream has finished with the helper's scratch buffers.
@@ -317,12 +392,36 @@ bool ggml_cu_mulmat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         return true;
     }
 
+    // per i13: with r2 == 1 the ne12 slices are one strided batch (weight stride nb02), else the r2
+    // slices that share each weight matrix are (weight stride 0)
+    if (dst->nb[2] % sizeof(float) != 0) {
+        for (int64_t i13 = 0; i13 < ne13; i13++) {
+            for (int64_t i12 = 0; i12 < ne12; i12++) {
+                const char * w = (const char *) a->data + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
+                const float * x = xd + (i12 + i13 * ne12) * n * k;
+                float * y = (float *) ((char *) dst->data + i12 * dst->nb[2] + i13 * dst->nb[3]);
+                if (!ggml_cu_mm_2d(ctx, a->type, w, a->nb[1], a->ne[1], x, n, k, y, ldy, prec_f32)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+    const int64_t y_stride = (int64_t) (dst->nb[2] / sizeof(float));
     for (int64_t i13 = 0; i13 < ne13; i13++) {
-        for (int64_t i12 = 0; i12 < ne12; i12++) {
-            const char * w = (const char *) a->data + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
-            const float * x = xd + (i12 + i13 * ne12) * n * k;
-            float * y = (float *) ((char *) dst->data + i12 * dst->nb[2] + i13 * dst->nb[3]);
-            if (!ggml_cu_mm_2d(ctx, a->type, w, a->nb[1], a->ne[1], x, n, k, y, ldy, prec_f32)) {
+        const char * w3 = (const char *) a->data + (i13 / r3) * a->nb[3];
+        const float * x3 = xd + i13 * ne12 * n * k;
+        float * y3 = (float *) ((char *) dst->data + i13 * dst->nb[3]);
+        if (r2 == 1) {
+            if (!cu_mm_batched(ctx, a->type, w3, a->nb[1], (int64_t) a->nb[2], a->ne[1], x3, n, k, y3, ldy, y_stride,
+                               ne12, prec_f32)) {
+                return false;
+            }
+            continue;
+        }
+        for (int64_t i02 = 0; i02 < a->ne[2]; i02++) {
+            if (!cu_mm_batched(ctx, a->type, w3 + i02 * a->nb[2], a->nb[1], 0, a->ne[1], x3 + i02 * r2 * n * k, n, k,
+                               y3 + i02 * r2 * y_stride, ldy, y_stride, r2, prec_f32)) {
                 return false;
             }
         }

@@ -485,6 +485,14 @@ static void test_ops(void) {
             // large batch: the dequantize + cuBLAS path
             snprintf(name, sizeof(name), "MUL_MAT(%s,%s,m=64,n=40,k=512)", ggml_type_name(ta), ggml_type_name(tbt));
             CASE(name, TH_MATMUL, b_mul_mat, ta, tbt, 64, 40, 512, 1, 1, 1, 1);
+            // batches without broadcast (one strided-batched GEMM stepping through the weights)
+            // and with broadcast (r2 = 3: the slices that share a weight matrix), cuBLAS paths
+            snprintf(name, sizeof(name), "MUL_MAT(%s,%s,n=12,bs=[3,2],nr=[1,1])", ggml_type_name(ta),
+                     ggml_type_name(tbt));
+            CASE(name, TH_MATMUL, b_mul_mat, ta, tbt, 16, 12, 256, 3, 2, 1, 1);
+            snprintf(name, sizeof(name), "MUL_MAT(%s,%s,n=12,bs=[2,1],nr=[3,2])", ggml_type_name(ta),
+                     ggml_type_name(tbt));
+            CASE(name, TH_MATMUL, b_mul_mat, ta, tbt, 16, 12, 256, 2, 1, 3, 2);
         }
         snprintf(name, sizeof(name), "MUL_MAT(%s,transposed src1)", ggml_type_name(all_types[t]));
         CASE(name, TH_MATMUL, b_mul_mat_t, all_types[t], 0, 16, 5, 256);
