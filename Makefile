@@ -266,9 +266,12 @@ $(CUDA_BUILD)/libggml-cuda.a: $(CUDA_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# ptxas's per-kernel report (registers, stack frame, spills) is kept next to each object for
+# cuda/resource-check.sh; everything else nvcc prints still goes to stderr
 $(CUDA_BUILD)/obj/%.o: cuda/%.cu $(CUDA_HDRS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -Xptxas -v -c $< -o $@ 2> $@.ptxas; rc=$$?; \
+	grep -v -e '^ptxas info' -e '^    [0-9]* bytes stack frame' $@.ptxas >&2; exit $$rc
 
 $(CUDA_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
@@ -293,7 +296,7 @@ cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory lib
 	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
-	sh cuda/resource-check.sh $(CUDA_BUILD)/libggml-cuda.a $$home/bin/cuobjdump > $(CUDA_BUILD)/resource-check.txt; \
+	sh cuda/resource-check.sh $(CUDA_BUILD)/libggml-cuda.a $$home/bin/cuobjdump $(CUDA_BUILD)/obj > $(CUDA_BUILD)/resource-check.txt; \
 	rc=$$?; grep -v ' ok$$' $(CUDA_BUILD)/resource-check.txt; [ $$rc = 0 ] || exit 1; \
 	mkdir -p $(CUDA_BUILD)/gotest && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \

@@ -132,6 +132,32 @@ __device__ __forceinline__ void cu_unravel(int64_t idx, const int64_t * ne, int6
     i3 = idx / ne[2];
 }
 
+// the same in the index type I: uint32_t when the element count is at most INT32_MAX (then every
+// ne[i] fits too), int64_t otherwise. 64-bit division is a long instruction sequence on a GPU,
+// 32-bit division a few instructions: element-wise kernels are templated on I and launched with
+// uint32_t where the sizes allow (cu_small_index).
+template <typename I>
+__device__ __forceinline__ void cu_unravel_t(int64_t idx, const int64_t * ne, int64_t & i0, int64_t & i1,
+                                             int64_t & i2, int64_t & i3) {
+    I x = (I) idx;
+    const I n0 = (I) ne[0], n1 = (I) ne[1], n2 = (I) ne[2];
+    i0 = (int64_t) (x % n0);
+    x /= n0;
+    i1 = (int64_t) (x % n1);
+    x /= n1;
+    i2 = (int64_t) (x % n2);
+    i3 = (int64_t) (x / n2);
+}
+
+// i mod n in the index type I (0 <= i, 0 < n, both below 2^31 when I is uint32_t)
+template <typename I> __device__ __forceinline__ int64_t cu_mod_t(int64_t i, int64_t n) {
+    return (int64_t) ((I) i % (I) n);
+}
+
+static inline bool cu_small_index(int64_t n) {
+    return n <= INT32_MAX;
+}
+
 __device__ __forceinline__ char * cu_ptr(const cu_t & t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return t.data + i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }

@@ -8,9 +8,9 @@
 
 #include "quants.cuh"
 
-__device__ __forceinline__ char * cu_flat_ptr(const cu_t & t, int64_t k) {
+template <typename I = int64_t> __device__ __forceinline__ char * cu_flat_ptr(const cu_t & t, int64_t k) {
     int64_t i0, i1, i2, i3;
-    cu_unravel(k, t.ne, i0, i1, i2, i3);
+    cu_unravel_t<I>(k, t.ne, i0, i1, i2, i3);
     return cu_ptr(t, i0, i1, i2, i3);
 }
 
@@ -21,10 +21,12 @@ __device__ __forceinline__ char * cu_flat_block(const cu_t & t, int64_t k, int64
     return t.data + (i0 / bs) * ts + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
+// I: the index type (uint32_t when n <= INT32_MAX, cu_small_index)
+template <typename I>
 __global__ void __launch_bounds__(CU_THREADS) cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_t n) {
     CU_GRID_STRIDE(k, n) {
-        const char * s = cu_flat_ptr(src, k);
-        char * d = cu_flat_ptr(dst, k);
+        const char * s = cu_flat_ptr<I>(src, k);
+        char * d = cu_flat_ptr<I>(dst, k);
         if (same) {
             switch (es) {
                 case 4: *(uint32_t *) d = *(const uint32_t *) s; break;
@@ -137,7 +139,12 @@ bool ggml_cu_cpy(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         const int64_t nc = n / 32;
         CU_LAUNCH(cu_cpy_dequantize_kernel, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
     } else {
-        CU_LAUNCH(cu_cpy_elem_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, (int) ggml_type_size(st), st == dt, n);
+        const int es = (int) ggml_type_size(st);
+        if (cu_small_index(n)) {
+            CU_LAUNCH(cu_cpy_elem_kernel<uint32_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, es, st == dt, n);
+        } else {
+            CU_LAUNCH(cu_cpy_elem_kernel<int64_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, es, st == dt, n);
+        }
     }
     return CU_LAUNCH_OK();
 }

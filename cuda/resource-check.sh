@@ -2,20 +2,23 @@
 # resource-check.sh - the per-kernel resources ptxas assigned in a built CUDA library, checked
 # against what the launches need (make cuda-check; no GPU needed).
 #
-# usage: cuda/resource-check.sh LIBRARY [CUOBJDUMP]
+# usage: cuda/resource-check.sh LIBRARY [CUOBJDUMP [PTXAS_LOG_DIR]]
 #
 # For every kernel and every sm_XX in LIBRARY (cuobjdump --dump-resource-usage and the
 # EIATTR_MAX_THREADS attribute that __launch_bounds__ records, cuobjdump -elf):
 #   * a launch bound must be declared: without one the block size a launch may use is unknown;
 #   * registers x launch bound <= 65,536 (the register file of one SM, every architecture we
 #     build for): otherwise a launch of that size fails with cudaErrorLaunchOutOfResources;
-#   * no stack frame and no local memory: register spills (and arrays that did not stay in
-#     registers) go there, at the speed of global memory;
+#   * no register spills (ptxas -v's "bytes spill stores/loads", from the *.ptxas files the
+#     Makefile keeps next to the objects in PTXAS_LOG_DIR): spills go to local memory, at the
+#     speed of global memory. A stack frame without spills (local arrays; sinf/cosf's slow path
+#     for huge arguments) is reported, not failed;
 #   * static shared memory <= 48 KiB.
 # Prints one line per kernel and architecture; exit status 1 when any check fails.
 set -u
-lib=${1:?usage: resource-check.sh LIBRARY [CUOBJDUMP]}
+lib=${1:?usage: resource-check.sh LIBRARY [CUOBJDUMP [PTXAS_LOG_DIR]]}
 cuobjdump=${2:-cuobjdump}
+ptxdir=${3:-}
 [ -f "$lib" ] || { echo "resource-check: $lib not found" >&2; exit 2; }
 
 tmp=$(mktemp -d -t resource-check.XXXXXX)
@@ -66,11 +69,37 @@ awk '
 
 [ -s "$tmp/usage" ] || { echo "resource-check: no kernels found in $lib" >&2; exit 2; }
 
-awk -v boundsfile="$tmp/bounds" '
+# arch name spill_stores spill_loads (ptxas -v)
+: >"$tmp/spills"
+if [ -n "$ptxdir" ]; then
+    set -- "$ptxdir"/*.ptxas
+    [ -f "$1" ] || { echo "resource-check: no ptxas reports (*.ptxas) in $ptxdir: rebuild the library" >&2; exit 2; }
+    cat "$@" | awk '
+        /Compiling entry function/ {
+            fn = $0; sub(/^.*entry function .\(?/, "", fn); sub(/. for .*$/, "", fn)
+            arch = $0; sub(/^.* for ./, "", arch); sub(/.$/, "", arch)
+            next
+        }
+        /bytes spill stores/ && fn != "" {
+            for (i = 1; i < NF; i++) {
+                if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^stores/) st = $i
+                if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^loads/) ld = $i
+            }
+            print arch, fn, st, ld
+            fn = ""
+        }
+    ' >"$tmp/spills"
+fi
+
+awk -v boundsfile="$tmp/bounds" -v spillfile="$tmp/spills" -v haveptx="$ptxdir" '
     BEGIN {
         while ((getline line < boundsfile) > 0) {
             split(line, f, " ")
             bound[f[1] " " f[2]] = f[3]
+        }
+        while ((getline line < spillfile) > 0) {
+            split(line, f, " ")
+            spill[f[1] " " f[2]] = f[3] + f[4]
         }
     }
     {
@@ -80,10 +109,12 @@ awk -v boundsfile="$tmp/bounds" '
         why = ""
         if (b == 0) why = why " no __launch_bounds__;"
         else if (reg * b > 65536) why = why sprintf(" %d registers x %d threads = %d > 65536;", reg, b, reg * b)
-        if (stack > 0 || local > 0) why = why sprintf(" stack %d / local %d bytes (spills or local arrays);", stack, local)
+        if (haveptx != "" && !(key in spill)) why = why " no ptxas report;"
+        else if (spill[key] > 0) why = why sprintf(" %d bytes of register spills;", spill[key])
         if (shared > 49152) why = why sprintf(" %d bytes static shared memory > 48 KiB;", shared)
+        note = (stack > 0 || local > 0) ? sprintf(" (stack frame %d, local %d: no spills)", stack, local) : ""
         printf "%-6s %-60s reg %3d x %4d threads  stack %4d  local %4d  smem %6d  %s\n", arch, fn, reg, b, stack, local,
-               shared, why == "" ? "ok" : "FAIL:" why
+               shared, why == "" ? "ok" note : "FAIL:" why
         n++
         if (why != "") bad++
     }
