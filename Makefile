@@ -295,6 +295,7 @@ cuda-toolkit:
 cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory lib
 	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
+	@$(MAKE) --no-print-directory cuda-check-arm-fp16
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
 	sh cuda/resource-check.sh $(CUDA_BUILD)/libggml-cuda.a $$home/bin/cuobjdump $(CUDA_BUILD)/obj > $(CUDA_BUILD)/resource-check.txt; \
 	rc=$$?; grep -v ' ok$$' $(CUDA_BUILD)/resource-check.txt; [ $$rc = 0 ] || exit 1; \
@@ -303,6 +304,24 @@ cuda-check: cuda-toolkit
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) build -tags cuda -o $(CUDA_BUILD)/gotest/ggml-demo ./cmd/ggml-demo && \
 	echo "cuda-check: library, C device test and tagged Go test binaries built and linked ($$home)"
+
+# ggml.h makes ggml_fp16_t the class `half` when nvcc compiles for an ARM host (Grace, Jetson).
+# The sources that read or write block scales, compiled to PTX that way here (-D__ARM_NEON on
+# x86), must contain no integer <-> half value conversion (cvt.rzi.*.f16 / cvt.rn.f16.[su]*):
+# scales are moved as bits. Part of cuda-check.
+CUDA_FP16_CHECK_SRCS := cuda/getrows.cu cuda/cpy.cu cuda/mulmat.cu cuda/mulmatid.cu
+
+.PHONY: cuda-check-arm-fp16
+cuda-check-arm-fp16:
+	@mkdir -p $(CUDA_BUILD)/arm-fp16; bad=""; \
+	for f in $(CUDA_FP16_CHECK_SRCS); do \
+		p=$(CUDA_BUILD)/arm-fp16/$$(basename $$f .cu).ptx; \
+		$(NVCC) -O2 -std=c++17 $(if $(CUDA_CCBIN),-ccbin $(CUDA_CCBIN)) -arch=sm_90 -D__ARM_NEON \
+			-Iggml/include -Iggml/src -ptx $$f -o $$p || exit 1; \
+		if grep -q -E 'cvt\.rzi\.[su][0-9]+\.f16|cvt\.rn\.f16\.[su][0-9]+' $$p; then bad="$$bad $$f"; fi; \
+	done; \
+	if [ -n "$$bad" ]; then echo "cuda-check-arm-fp16: fp16 scales converted as integers (ggml_fp16_t = half):$$bad"; exit 1; fi; \
+	echo "cuda-check-arm-fp16: no integer <-> half conversions with ggml_fp16_t = half ($(words $(CUDA_FP16_CHECK_SRCS)) sources)"
 
 # cuda-check-12: cuda-check with CUDA 12.x (Debian sid's 12.4, installed by
 # `cuda/install-toolkit.sh /opt/ggml-cuda-12 sid` without touching the system's apt sources; about
