@@ -236,7 +236,9 @@ test-hbm: memkind-dev
 #   make test-cuda   on a machine with a GPU: the C device test (cuda/tests/test-cuda.c) and the
 #                    tagged Go tests; without a device every test skips with a message
 #   make bench-cuda  mul_mat throughput on CUDA0 (cuda/tests/bench-cuda.c)
-#   cuda/device-check.sh  the whole device run (environment, sm_90 build, tests, benchmarks)
+#   cuda/device-check.sh  the device run: `prepare` here, then two calls on a GPU machine (`build`:
+#                    sm_90 build + C device test; `go`: Go tests, conformance, benchmarks), every
+#                    step time-limited; `make device-check-dry` runs it all against the emulator
 
 CUDA_PREFIX ?= /opt/ggml-cuda-11.8
 CUDA_HOME   ?= $(or $(patsubst %/bin/nvcc,%,$(firstword $(wildcard /usr/local/cuda/bin/nvcc $(CUDA_PREFIX)/bin/nvcc))),$(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
@@ -368,8 +370,16 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 #
 #   make cuda-emu       build/cuda-emu/libggml-cuda.a (no CUDA toolkit needed)
 #   make test-cuda-emu  the emulator's self-tests, the C device test (1 device; 2 devices with
-#                       threads and blocks run in reverse order) and
-#                       the tagged Go tests (-tags 'cuda cudaemu')
+#                       threads and blocks run in reverse order; 2 devices with random block order
+#                       and thread interleaving and a host thread per stream) and the tagged Go
+#                       tests (-tags 'cuda cudaemu'; ./cuda/ also on 2 devices, random, threaded)
+#   make test-cuda-emu-align   the C device test with -fsanitize=alignment (build/cuda-emu-align)
+#   make test-cuda-emu-arm64   the emulator tests cross-compiled for arm64, under qemu
+#   make device-check-dry      cuda/device-check.sh prepare + both device calls on the emulator
+#   make test-cuda-emu-strict  the last three
+#
+# The .cu sources are compiled for the emulator with nvcc's predefined macros (__CUDACC__,
+# __CUDA_ARCH__=900, ...: CUDA_EMU_NVCC_MACROS in cuda/emu/emu.mk).
 
 include cuda/emu/emu.mk
 
@@ -396,10 +406,13 @@ test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUI
 	./$(CUDA_EMU_BUILD)/bin/test-emu
 	./$(CUDA_EMU_BUILD)/bin/test-cuda
 	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=reverse ./$(CUDA_EMU_BUILD)/bin/test-cuda
+	GGML_CUDA_EMU_QUIET=1 GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random GGML_CUDA_EMU_STREAMS=threads \
+		./$(CUDA_EMU_BUILD)/bin/test-cuda
 	stamp=$$(cksum < $(CUDA_EMU_LIB) | cut -d' ' -f1); \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 -run CUDA . && \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/ && \
-	GGML_CUDA_EMU_DEVICES=2 CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
+	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random GGML_CUDA_EMU_STREAMS=threads \
+		CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
 
 # the emulator and the C device test built with -fsanitize=alignment (build/cuda-emu-align): a
 # misaligned access in a kernel (a GPU faults with cudaErrorMisalignedAddress) ends the test
@@ -416,6 +429,9 @@ test-cuda-emu-align: lib
 # machine: trimmed Go toolchain, offline module cache, conformance suite; must fit the carry
 # limit), then the two device calls with every step run against the host emulator, each step
 # under its time limit. Logs in build/cuda/out-emu.
+.PHONY: test-cuda-emu-strict
+test-cuda-emu-strict: test-cuda-emu-align test-cuda-emu-arm64 device-check-dry
+
 .PHONY: device-check-dry
 device-check-dry:
 	bash cuda/device-check.sh prepare
