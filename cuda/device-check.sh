@@ -44,9 +44,12 @@ devtools=build/cuda/devtools
 
 devgo=${DEVICE_CHECK_GODIR:-/tmp/devgo} # where the carried toolchain is unpacked
 
-find_go() { # prints the go binary: the unpacked carried toolchain, PATH, GOROOT, common places
-    local g
-    for g in "$devgo"/*/bin/go "$(command -v go 2>/dev/null)" "${GOROOT:+$GOROOT/bin/go}" /usr/local/go/bin/go \
+# prints the go binary: the unpacked carried toolchain (unless the argument is `host`: prepare
+# packages this machine's own), PATH, GOROOT, common places
+find_go() {
+    local g carried="$devgo"/*/bin/go
+    [ "${1:-}" != host ] || carried=""
+    for g in $carried "$(command -v go 2>/dev/null)" "${GOROOT:+$GOROOT/bin/go}" /usr/local/go/bin/go \
         /usr/lib/go/bin/go /usr/lib/go-*/bin/go "$HOME"/sdk/go*/bin/go "$HOME"/go/bin/go; do
         if [ -n "$g" ] && [ -x "$g" ] && "$g" version >/dev/null 2>&1; then
             echo "$g"
@@ -131,7 +134,7 @@ run_step() {
 prepare() {
     set -e
     local go goroot base size
-    go=$(find_go) || { echo "prepare: no Go toolchain on this machine"; return 1; }
+    go=$(find_go host) || { echo "prepare: no Go toolchain on this machine"; return 1; }
     goroot=$("$go" env GOROOT)
     base=$(basename "$goroot")
     rm -rf "$devtools"
@@ -300,13 +303,14 @@ call_go() {
         [ "$EMU" = 1 ] || export CGO_LDFLAGS="-L$CUDA_HOME/lib64 -L$CUDA_HOME/lib64/stubs"
         step go-test 240
         grep -E '^(ok|FAIL|---|panic)' "$OUT/go-test.log" | grep -v '^--- PASS' | head -40
-        # the conformance suite: ../shared when present, else the prepared copy
+        # the conformance suite: the carried copy when present (so that dry runs test it), else
+        # ../shared
         conf=""
-        if [ -x ../shared/conformance/run ]; then
+        if [ ! -x "$devtools/conformance/run" ] && [ -x ../shared/conformance/run ]; then
             conf=../shared/conformance
         elif [ -x "$devtools/conformance/run" ]; then
             conf=/tmp/devconf
-            mkdir -p "$conf" && cp "$devtools"/conformance/* "$conf"/ && chmod u+w "$conf"/* &&
+            rm -rf "$conf" && mkdir -p "$conf" && cp "$devtools"/conformance/* "$conf"/ && chmod u+w "$conf"/* &&
                 xz -df "$conf"/*.xz 2>/dev/null
         fi
         export conf

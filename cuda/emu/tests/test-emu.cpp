@@ -934,6 +934,33 @@ static void test_cublas() {
           CUBLAS_STATUS_NOT_SUPPORTED);
     CHECK(gemm(CUBLAS_OP_N, 0, 2, 3, 1, 3, 1, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F) ==
           CUBLAS_STATUS_SUCCESS); // empty
+    // strided batch: 3 products of 2 x 2 matrices, B shared (stride 0), C slices 5 apart
+    {
+        const float a3[12] = { 1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4 }, b2[4] = { 1, 0, 1, 1 };
+        OK(cudaMemcpy(dA, a3, sizeof(a3), cudaMemcpyHostToDevice));
+        OK(cudaMemcpy(dB, b2, sizeof(b2), cudaMemcpyHostToDevice));
+        OK(cudaMemset(dC, 0xff, 15 * sizeof(float)));
+        CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dA, CUDA_R_32F, 2, 4, dB,
+                                         CUDA_R_32F, 2, 0, &zero, dC, CUDA_R_32F, 2, 5, 3, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+        float c15[15];
+        OK(cudaMemcpy(c15, dC, sizeof(c15), cudaMemcpyDeviceToHost));
+        bool bgood = true;
+        for (int b = 0; b < 3; b++) {
+            const float * a = a3 + 4 * b; // column-major 2 x 2: C = A * [[1, 1], [0, 1]]
+            const float want[4] = { a[0], a[1], a[0] + a[2], a[1] + a[3] };
+            for (int i = 0; i < 4; i++) bgood = bgood && c15[5 * b + i] == want[i];
+            bgood = bgood && (b == 2 || isnan(c15[5 * b + 4])); // the gap is not written
+        }
+        CHECK(bgood);
+        // results that overlap (strideC 3 < 4 elements) and a negative count are rejected
+        CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dA, CUDA_R_32F, 2, 4, dB,
+                                         CUDA_R_32F, 2, 0, &zero, dC, CUDA_R_32F, 2, 3, 3, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+        CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dA, CUDA_R_32F, 2, 4, dB,
+                                         CUDA_R_32F, 2, 0, &zero, dC, CUDA_R_32F, 2, 5, -1, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+    }
     // the handle belongs to device 0
     OK(cudaSetDevice(1));
     CHECK(gemm(CUBLAS_OP_N, 4, 2, 3, 4, 3, 4, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F) ==
