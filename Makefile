@@ -442,7 +442,7 @@ device-check-dry:
 # (build/arm64/cuda-emu): there ggml.h makes ggml_fp16_t __fp16, or the class half with the nvcc
 # macros the .cu files see, so code that treats fp16 scales as integers fails here as it would
 # on Grace or Jetson. Reuses lib-arm64 (make test-arm64); installs g++-aarch64-linux-gnu when
-# missing. Second run: 2 devices, random block order and thread interleaving.
+# missing. One run: 2 devices, random block order and thread interleaving.
 ARM64_CXX            ?= aarch64-linux-gnu-g++
 CUDA_EMU_ARM64_BUILD := $(ARM64_BUILD)/cuda-emu
 
@@ -458,7 +458,6 @@ test-cuda-emu-arm64: cuda-emu-arm64-tools lib-arm64
 	@$(MAKE) --no-print-directory BUILD=$(ARM64_BUILD) CC=$(ARM64_CC) CXX=$(ARM64_CXX) \
 		$(CUDA_EMU_ARM64_BUILD)/bin/test-emu $(CUDA_EMU_ARM64_BUILD)/bin/test-cuda
 	$(ARM64_RUN) ./$(CUDA_EMU_ARM64_BUILD)/bin/test-emu
-	GGML_CUDA_EMU_QUIET=1 $(ARM64_RUN) ./$(CUDA_EMU_ARM64_BUILD)/bin/test-cuda
 	GGML_CUDA_EMU_QUIET=1 GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random \
 		$(ARM64_RUN) ./$(CUDA_EMU_ARM64_BUILD)/bin/test-cuda
 
