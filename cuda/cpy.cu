@@ -39,19 +39,21 @@ __global__ void __launch_bounds__(CU_THREADS) cu_cpy_elem_kernel(cu_t src, cu_t 
     }
 }
 
-// one thread per 32-element destination block
+// one thread per 32-element destination block (I: the index type of the element count)
+template <typename I>
 __global__ void __launch_bounds__(CU_THREADS) cu_cpy_quantize_kernel(cu_t src, cu_t dst, int64_t ts, int64_t nblocks) {
     CU_GRID_STRIDE(b, nblocks) {
         const int64_t k0 = b * 32;
         float x[32];
         for (int j = 0; j < 32; j++) {
-            x[j] = cu_load(cu_flat_ptr(src, k0 + j), src.type);
+            x[j] = cu_load(cu_flat_ptr<I>(src, k0 + j), src.type);
         }
         cu_quantize32(dst.type, x, cu_flat_block(dst, k0, 32, ts));
     }
 }
 
-// one thread per 32-element source chunk
+// one thread per 32-element source chunk (I: the index type of the element count)
+template <typename I>
 __global__ void __launch_bounds__(CU_THREADS) cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
     const int64_t per_row = src.ne[0] / 32;
     CU_GRID_STRIDE(c, nchunks) {
@@ -65,7 +67,7 @@ __global__ void __launch_bounds__(CU_THREADS) cu_cpy_dequantize_kernel(cu_t src,
         cu_dq32(src.type, row, cc, v);
         const int64_t k0 = c * 32;
         for (int j = 0; j < 32; j++) {
-            cu_store(cu_flat_ptr(dst, k0 + j), dst.type, v[j]);
+            cu_store(cu_flat_ptr<I>(dst, k0 + j), dst.type, v[j]);
         }
     }
 }
@@ -134,10 +136,19 @@ bool ggml_cu_cpy(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         CU_LAUNCH(cu_cpy_blocks_kernel, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, bs, (int64_t) ggml_type_size(st), nb);
     } else if (ggml_blck_size(dt) > 1) {
         const int64_t nb = n / 32;
-        CU_LAUNCH(cu_cpy_quantize_kernel, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, (int64_t) ggml_type_size(dt), nb);
+        const int64_t ts = (int64_t) ggml_type_size(dt);
+        if (cu_small_index(n)) {
+            CU_LAUNCH(cu_cpy_quantize_kernel<uint32_t>, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, ts, nb);
+        } else {
+            CU_LAUNCH(cu_cpy_quantize_kernel<int64_t>, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, ts, nb);
+        }
     } else if (ggml_blck_size(st) > 1) {
         const int64_t nc = n / 32;
-        CU_LAUNCH(cu_cpy_dequantize_kernel, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
+        if (cu_small_index(n)) {
+            CU_LAUNCH(cu_cpy_dequantize_kernel<uint32_t>, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
+        } else {
+            CU_LAUNCH(cu_cpy_dequantize_kernel<int64_t>, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
+        }
     } else {
         const int es = (int) ggml_type_size(st);
         if (cu_small_index(n)) {
