@@ -231,12 +231,16 @@ test-hbm: memkind-dev
 #                    for CUDA_ARCHS (default 75 80 86 89 90, plus PTX of the last one); no -rdc
 #   make cuda-check  for machines without a GPU: installs Debian's CUDA 11.8 toolchain when no nvcc
 #                    is found (cuda/install-toolkit.sh into /opt/ggml-cuda-11.8), builds the library
-#                    and the C device test, and links (does not run) `go test -tags cuda -c` for the
+#                    and the C device test, checks every kernel's registers x launch bound, spills
+#                    and shared memory (cuda/resource-check.sh, report in build/cuda/resource-check.txt)
+#                    and links (does not run) `go test -tags cuda -c` for the
 #                    root package and ./cuda/
 #   make test-cuda   on a machine with a GPU: the C device test (cuda/tests/test-cuda.c) and the
 #                    tagged Go tests; without a device every test skips with a message
 #   make bench-cuda  mul_mat throughput on CUDA0 (cuda/tests/bench-cuda.c)
-#   cuda/device-check.sh  the whole device run (environment, sm_90 build, tests, benchmarks)
+#   cuda/device-check.sh  the device run: `prepare` here, then two calls on a GPU machine (`build`:
+#                    sm_90 build + C device test; `go`: Go tests, conformance, benchmarks), every
+#                    step time-limited; `make device-check-dry` runs it all against the emulator
 
 CUDA_PREFIX ?= /opt/ggml-cuda-11.8
 CUDA_HOME   ?= $(or $(patsubst %/bin/nvcc,%,$(firstword $(wildcard /usr/local/cuda/bin/nvcc $(CUDA_PREFIX)/bin/nvcc))),$(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
@@ -266,9 +270,12 @@ $(CUDA_BUILD)/libggml-cuda.a: $(CUDA_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# ptxas's per-kernel report (registers, stack frame, spills) is kept next to each object for
+# cuda/resource-check.sh; everything else nvcc prints still goes to stderr
 $(CUDA_BUILD)/obj/%.o: cuda/%.cu $(CUDA_HDRS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -Xptxas -v -c $< -o $@ 2> $@.ptxas; rc=$$?; \
+	grep -v -e '^ptxas info' -e '^    [0-9]* bytes stack frame' $@.ptxas >&2; exit $$rc
 
 $(CUDA_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_BUILD)/libggml-cuda.a $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
@@ -292,12 +299,33 @@ cuda-toolkit:
 cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory lib
 	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
+	@$(MAKE) --no-print-directory cuda-check-arm-fp16
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
+	sh cuda/resource-check.sh $(CUDA_BUILD)/libggml-cuda.a $$home/bin/cuobjdump $(CUDA_BUILD)/obj > $(CUDA_BUILD)/resource-check.txt; \
+	rc=$$?; grep -v ' ok$$' $(CUDA_BUILD)/resource-check.txt; [ $$rc = 0 ] || exit 1; \
 	mkdir -p $(CUDA_BUILD)/gotest && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/ggml.test . && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) test -tags cuda -c -o $(CUDA_BUILD)/gotest/cuda.test ./cuda/ && \
 	CGO_LDFLAGS="-L$(abspath $(CUDA_BUILD)) -L$$home/lib64 -L$$home/lib64/stubs" $(GO) build -tags cuda -o $(CUDA_BUILD)/gotest/ggml-demo ./cmd/ggml-demo && \
 	echo "cuda-check: library, C device test and tagged Go test binaries built and linked ($$home)"
+
+# ggml.h makes ggml_fp16_t the class `half` when nvcc compiles for an ARM host (Grace, Jetson).
+# The sources that read or write block scales, compiled to PTX that way here (-D__ARM_NEON on
+# x86), must contain no integer <-> half value conversion (cvt.rzi.*.f16 / cvt.rn.f16.[su]*):
+# scales are moved as bits. Part of cuda-check.
+CUDA_FP16_CHECK_SRCS := cuda/getrows.cu cuda/cpy.cu cuda/mulmat.cu cuda/mulmatid.cu
+
+.PHONY: cuda-check-arm-fp16
+cuda-check-arm-fp16:
+	@mkdir -p $(CUDA_BUILD)/arm-fp16; bad=""; \
+	for f in $(CUDA_FP16_CHECK_SRCS); do \
+		p=$(CUDA_BUILD)/arm-fp16/$$(basename $$f .cu).ptx; \
+		$(NVCC) -O2 -std=c++17 $(if $(CUDA_CCBIN),-ccbin $(CUDA_CCBIN)) -arch=sm_90 -D__ARM_NEON \
+			-Iggml/include -Iggml/src -ptx $$f -o $$p || exit 1; \
+		if grep -q -E 'cvt\.rzi\.[su][0-9]+\.f16|cvt\.rn\.f16\.[su][0-9]+' $$p; then bad="$$bad $$f"; fi; \
+	done; \
+	if [ -n "$$bad" ]; then echo "cuda-check-arm-fp16: fp16 scales converted as integers (ggml_fp16_t = half):$$bad"; exit 1; fi; \
+	echo "cuda-check-arm-fp16: no integer <-> half conversions with ggml_fp16_t = half ($(words $(CUDA_FP16_CHECK_SRCS)) sources)"
 
 # cuda-check-12: cuda-check with CUDA 12.x (Debian sid's 12.4, installed by
 # `cuda/install-toolkit.sh /opt/ggml-cuda-12 sid` without touching the system's apt sources; about
@@ -344,14 +372,26 @@ test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 #
 #   make cuda-emu       build/cuda-emu/libggml-cuda.a (no CUDA toolkit needed)
 #   make test-cuda-emu  the emulator's self-tests, the C device test (1 device; 2 devices with
-#                       threads and blocks run in reverse order) and
-#                       the tagged Go tests (-tags 'cuda cudaemu')
+#                       threads and blocks run in reverse order; 2 devices with random block order
+#                       and thread interleaving and a host thread per stream) and the tagged Go
+#                       tests (-tags 'cuda cudaemu'; ./cuda/ also on 2 devices, random, threaded)
+#   make test-cuda-emu-align   the C device test with -fsanitize=alignment (build/cuda-emu-align)
+#   make test-cuda-emu-arm64   the emulator tests cross-compiled for arm64, under qemu
+#   make device-check-dry      cuda/device-check.sh prepare + both device calls on the emulator
+#   make test-cuda-emu-strict  the last three
+#
+# The .cu sources are compiled for the emulator with nvcc's predefined macros (__CUDACC__,
+# __CUDA_ARCH__=900, ...: CUDA_EMU_NVCC_MACROS in cuda/emu/emu.mk).
 
 include cuda/emu/emu.mk
 
 .PHONY: test-cuda-emu
 
 $(CUDA_EMU_BUILD)/bin/test-cuda: cuda/tests/test-cuda.c ggml/tests/testing.h $(CUDA_EMU_LIB) $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(CUDA_EMU_LIB) $(BUILD)/libggml.a $(CUDA_EMU_LDLIBS) -o $@
+
+$(CUDA_EMU_BUILD)/bin/bench-cuda: cuda/tests/bench-cuda.c $(CUDA_EMU_LIB) $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(CUDA_EMU_LIB) $(BUILD)/libggml.a $(CUDA_EMU_LDLIBS) -o $@
 
@@ -368,10 +408,60 @@ test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUI
 	./$(CUDA_EMU_BUILD)/bin/test-emu
 	./$(CUDA_EMU_BUILD)/bin/test-cuda
 	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=reverse ./$(CUDA_EMU_BUILD)/bin/test-cuda
+	GGML_CUDA_EMU_QUIET=1 GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random GGML_CUDA_EMU_STREAMS=threads \
+		./$(CUDA_EMU_BUILD)/bin/test-cuda
 	stamp=$$(cksum < $(CUDA_EMU_LIB) | cut -d' ' -f1); \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 -run CUDA . && \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/ && \
-	GGML_CUDA_EMU_DEVICES=2 CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
+	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random GGML_CUDA_EMU_STREAMS=threads \
+		CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/
+
+# the emulator and the C device test built with -fsanitize=alignment (build/cuda-emu-align): a
+# misaligned access in a kernel (a GPU faults with cudaErrorMisalignedAddress) ends the test
+CUDA_EMU_ALIGN_BUILD := $(BUILD)/cuda-emu-align
+CUDA_EMU_ALIGN_SAN   := -fsanitize=alignment -fno-sanitize-recover=alignment
+
+.PHONY: test-cuda-emu-align
+test-cuda-emu-align: lib
+	@$(MAKE) --no-print-directory CUDA_EMU_BUILD=$(CUDA_EMU_ALIGN_BUILD) CUDA_EMU_SAN="$(CUDA_EMU_ALIGN_SAN)" \
+		$(CUDA_EMU_ALIGN_BUILD)/bin/test-cuda
+	GGML_CUDA_EMU_QUIET=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(CUDA_EMU_ALIGN_BUILD)/bin/test-cuda
+
+# the device script's dry run (cuda/device-check.sh): `prepare` (the folder carried to a GPU
+# machine: trimmed Go toolchain, offline module cache, conformance suite; must fit the carry
+# limit), then the two device calls with every step run against the host emulator, each step
+# under its time limit. Logs in build/cuda/out-emu.
+.PHONY: test-cuda-emu-strict
+test-cuda-emu-strict: test-cuda-emu-align test-cuda-emu-arm64 device-check-dry
+
+.PHONY: device-check-dry
+device-check-dry:
+	bash cuda/device-check.sh prepare
+	DEVICE_CHECK_EMU=1 bash cuda/device-check.sh build
+	DEVICE_CHECK_EMU=1 bash cuda/device-check.sh go
+
+# the emulator's self-tests and the C device test cross-compiled for arm64 and run under qemu
+# (build/arm64/cuda-emu): there ggml.h makes ggml_fp16_t __fp16, or the class half with the nvcc
+# macros the .cu files see, so code that treats fp16 scales as integers fails here as it would
+# on Grace or Jetson. Reuses lib-arm64 (make test-arm64); installs g++-aarch64-linux-gnu when
+# missing. One run: 2 devices, random block order and thread interleaving.
+ARM64_CXX            ?= aarch64-linux-gnu-g++
+CUDA_EMU_ARM64_BUILD := $(ARM64_BUILD)/cuda-emu
+
+.PHONY: cuda-emu-arm64-tools test-cuda-emu-arm64
+cuda-emu-arm64-tools: arm64-tools
+	@if ! command -v $(ARM64_CXX) >/dev/null 2>&1; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing g++-aarch64-linux-gnu"; \
+		$$sudo apt-get update && $$sudo apt-get install -y g++-aarch64-linux-gnu; \
+	fi
+
+test-cuda-emu-arm64: cuda-emu-arm64-tools lib-arm64
+	@$(MAKE) --no-print-directory BUILD=$(ARM64_BUILD) CC=$(ARM64_CC) CXX=$(ARM64_CXX) \
+		$(CUDA_EMU_ARM64_BUILD)/bin/test-emu $(CUDA_EMU_ARM64_BUILD)/bin/test-cuda
+	$(ARM64_RUN) ./$(CUDA_EMU_ARM64_BUILD)/bin/test-emu
+	GGML_CUDA_EMU_QUIET=1 GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random \
+		$(ARM64_RUN) ./$(CUDA_EMU_ARM64_BUILD)/bin/test-cuda
 
 # ---------------------------------------------------------------------------------------------
 # Reliability gates: sanitizers, valgrind, a second compiler

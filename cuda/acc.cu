@@ -7,7 +7,7 @@
 #include "common.cuh"
 
 // dst = src0 element by element (any strides, any plain type of 1, 2 or 4 bytes)
-__global__ void cu_acc_copy_kernel(cu_t src, cu_t dst, int es, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_acc_copy_kernel(cu_t src, cu_t dst, int es, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(idx, dst.ne, i0, i1, i2, i3);
@@ -21,7 +21,8 @@ __global__ void cu_acc_copy_kernel(cu_t src, cu_t dst, int es, int64_t n) {
     }
 }
 
-__global__ void cu_acc_kernel(cu_t src1, char * dst, int dtype, int es, int64_t nbytes, int64_t wnb1, int64_t wnb2,
+__global__ void __launch_bounds__(CU_THREADS)
+cu_acc_kernel(cu_t src1, char * dst, int dtype, int es, int64_t nbytes, int64_t wnb1, int64_t wnb2,
                               int64_t wnb3, int64_t offset, bool acc, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;

@@ -115,6 +115,11 @@ static void cu_ctx_free(ggml_cu_ctx & ctx) {
     cudaStreamDestroy(ctx.stream);
 }
 
+std::mutex & ggml_cu_device_helper_lock(int device) {
+    static std::mutex locks[GGML_CU_MAX_DEVICES];
+    return locks[device >= 0 && device < GGML_CU_MAX_DEVICES ? device : 0];
+}
+
 ggml_cu_ctx * ggml_cu_device_helper(int device) {
     static ggml_cu_ctx * helpers[GGML_CU_MAX_DEVICES];
     static std::mutex mu;
@@ -123,8 +128,15 @@ ggml_cu_ctx * ggml_cu_device_helper(int device) {
     }
     std::lock_guard<std::mutex> lock(mu);
     if (helpers[device] == NULL) {
+        // creating the context makes `device` current: the caller's current device is restored
+        int prev = 0;
+        const bool have_prev = cudaGetDevice(&prev) == cudaSuccess;
         ggml_cu_ctx * h = new (std::nothrow) ggml_cu_ctx;
-        if (h == NULL || !cu_ctx_init(*h, device)) {
+        const bool ok = h != NULL && cu_ctx_init(*h, device);
+        if (have_prev) {
+            cudaSetDevice(prev);
+        }
+        if (!ok) {
             delete h;
             return NULL;
         }
@@ -577,19 +589,31 @@ GGML_CALL static void cu_split_buffer_get_tensor(ggml_backend_buffer_t buffer, c
     cu_split_copy(tensor, (char *) data, offset, size, false);
 }
 
+// cudaMemset on device memory may return before the device has written it: every device that
+// was written is synchronised, and the caller's current device is restored
 GGML_CALL static void cu_split_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     cu_split_buffer_ctx * c = (cu_split_buffer_ctx *) buffer->context;
+    int prev = 0;
+    const bool have_prev = cudaGetDevice(&prev) == cudaSuccess;
+    bool used[GGML_CU_MAX_DEVICES] = { false };
     for (ggml_cu_split_extra * ex : c->extras) {
         for (int d = 0; d < GGML_CU_MAX_DEVICES; d++) {
             if (ex->data[d] == NULL) {
                 continue;
             }
-            if (CU_OK(cudaSetDevice(d))) {
-                CU_OK(cudaMemset(ex->data[d], value, ex->bytes[d]));
+            if (CU_OK(cudaSetDevice(d)) && CU_OK(cudaMemset(ex->data[d], value, ex->bytes[d]))) {
+                used[d] = true;
             }
         }
     }
-    cudaDeviceSynchronize();
+    for (int d = 0; d < GGML_CU_MAX_DEVICES; d++) {
+        if (used[d] && CU_OK(cudaSetDevice(d))) {
+            CU_OK(cudaDeviceSynchronize());
+        }
+    }
+    if (have_prev) {
+        cudaSetDevice(prev);
+    }
 }
 
 static const ggml_backend_buffer_i cu_split_buffer_iface = {

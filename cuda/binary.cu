@@ -6,12 +6,16 @@
 
 enum { CU_BIN_ADD, CU_BIN_SUB, CU_BIN_MUL, CU_BIN_DIV };
 
-__global__ void cu_binary_kernel(cu_t a, cu_t b, cu_t dst, int kind, int64_t n) {
+// I: the index type (uint32_t when n <= INT32_MAX, cu_small_index)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS) cu_binary_kernel(cu_t a, cu_t b, cu_t dst, int kind, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
-        cu_unravel(idx, dst.ne, i0, i1, i2, i3);
+        cu_unravel_t<I>(idx, dst.ne, i0, i1, i2, i3);
         const float x = cu_load(cu_ptr(a, i0, i1, i2, i3), a.type);
-        const float y = cu_load(cu_ptr(b, i0 % b.ne[0], i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]), b.type);
+        const float y = cu_load(cu_ptr(b, cu_mod_t<I>(i0, b.ne[0]), cu_mod_t<I>(i1, b.ne[1]), cu_mod_t<I>(i2, b.ne[2]),
+                                       cu_mod_t<I>(i3, b.ne[3])),
+                                b.type);
         float z;
         switch (kind) {
             case CU_BIN_ADD: z = x + y; break;
@@ -53,7 +57,11 @@ bool ggml_cu_binary(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    CU_LAUNCH(cu_binary_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst->src[1]),
-                                                                  cu_make(dst), kind, n);
+    const cu_t a = cu_make(dst->src[0]), b = cu_make(dst->src[1]), d = cu_make(dst);
+    if (cu_small_index(n)) {
+        CU_LAUNCH(cu_binary_kernel<uint32_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(a, b, d, kind, n);
+    } else {
+        CU_LAUNCH(cu_binary_kernel<int64_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(a, b, d, kind, n);
+    }
     return CU_LAUNCH_OK();
 }

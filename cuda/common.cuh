@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <mutex>
 
 #include "ggml.h"
 #include "ggml-backend-impl.h"
@@ -129,6 +132,32 @@ __device__ __forceinline__ void cu_unravel(int64_t idx, const int64_t * ne, int6
     i3 = idx / ne[2];
 }
 
+// the same in the index type I: uint32_t when the element count is at most INT32_MAX (then every
+// ne[i] fits too), int64_t otherwise. 64-bit division is a long instruction sequence on a GPU,
+// 32-bit division a few instructions: element-wise kernels are templated on I and launched with
+// uint32_t where the sizes allow (cu_small_index).
+template <typename I>
+__device__ __forceinline__ void cu_unravel_t(int64_t idx, const int64_t * ne, int64_t & i0, int64_t & i1,
+                                             int64_t & i2, int64_t & i3) {
+    I x = (I) idx;
+    const I n0 = (I) ne[0], n1 = (I) ne[1], n2 = (I) ne[2];
+    i0 = (int64_t) (x % n0);
+    x /= n0;
+    i1 = (int64_t) (x % n1);
+    x /= n1;
+    i2 = (int64_t) (x % n2);
+    i3 = (int64_t) (x / n2);
+}
+
+// i mod n in the index type I (0 <= i, 0 < n, both below 2^31 when I is uint32_t)
+template <typename I> __device__ __forceinline__ int64_t cu_mod_t(int64_t i, int64_t n) {
+    return (int64_t) ((I) i % (I) n);
+}
+
+static inline bool cu_small_index(int64_t n) {
+    return n <= INT32_MAX;
+}
+
 __device__ __forceinline__ char * cu_ptr(const cu_t & t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return t.data + i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
@@ -157,16 +186,31 @@ __device__ __forceinline__ void cu_store(char * p, int type, float v) {
     }
 }
 
-// fp16 stored as ggml_fp16_t bits in block structs
-__device__ __forceinline__ float cu_h2f(ggml_fp16_t h) {
+// fp16 scales of the block structs (ggml_fp16_t fields). ggml.h makes ggml_fp16_t uint16_t on
+// x86, __fp16 on ARM C/C++ compilers and the class `half` when nvcc compiles for an ARM host
+// (Grace, Jetson): an assignment or cast between ggml_fp16_t and an integer would convert the
+// *value* there (cvt.rzi.u16.f16), so the scales are only ever moved as their 16 bits.
+static_assert(sizeof(ggml_fp16_t) == 2, "ggml_fp16_t must be 16 bits");
+static_assert(sizeof(__half_raw) == 2 && sizeof(__half) == 2, "__half must be 16 bits");
+
+__device__ __forceinline__ uint16_t cu_fp16_bits(const ggml_fp16_t & h) {
+    uint16_t bits;
+    memcpy(&bits, &h, sizeof(bits));
+    return bits;
+}
+
+__device__ __forceinline__ float cu_h2f(const ggml_fp16_t & h) {
     __half_raw r;
-    r.x = h;
+    r.x = cu_fp16_bits(h);
     return __half2float(__half(r));
 }
 
 __device__ __forceinline__ ggml_fp16_t cu_f2h(float f) {
-    __half_raw r = __half_raw(__float2half_rn(f));
-    return (ggml_fp16_t) r.x;
+    const __half_raw r = __half_raw(__float2half_rn(f));
+    const uint16_t bits = r.x;
+    ggml_fp16_t h;
+    memcpy(&h, &bits, sizeof(h));
+    return h;
 }
 
 static inline bool cu_is_float(enum ggml_type t) {
@@ -317,8 +361,11 @@ bool ggml_cu_tensor_is_split(const ggml_tensor * t);
 
 // a context (stream, cuBLAS handle, scratch) for work on another device than the backend's,
 // created on first use and kept for the life of the process (NULL after reporting on failure).
-// Used by MUL_MAT on split weights; calls are serialised by the caller's synchronous use.
+// Used by MUL_MAT on split weights. Backends on several host threads share it: hold
+// ggml_cu_device_helper_lock(device) from before its first use until its stream has finished
+// with its scratch buffers.
 ggml_cu_ctx * ggml_cu_device_helper(int device);
+std::mutex & ggml_cu_device_helper_lock(int device);
 
 // the device count (0 when the runtime finds none)
 int ggml_cu_device_count(void);

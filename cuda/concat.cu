@@ -3,10 +3,12 @@
 
 #include "common.cuh"
 
-__global__ void cu_concat_kernel(cu_t a, cu_t b, cu_t dst, int es, int64_t n) {
+// I: the index type (uint32_t when n <= INT32_MAX, cu_small_index)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS) cu_concat_kernel(cu_t a, cu_t b, cu_t dst, int es, int64_t n) {
     CU_GRID_STRIDE(t, n) {
         int64_t i0, i1, i2, i3;
-        cu_unravel(t, dst.ne, i0, i1, i2, i3);
+        cu_unravel_t<I>(t, dst.ne, i0, i1, i2, i3);
         const char * s = i2 < a.ne[2] ? cu_ptr(a, i0, i1, i2, i3) : cu_ptr(b, i0, i1, i2 - a.ne[2], i3);
         char * d = cu_ptr(dst, i0, i1, i2, i3);
         switch (es) {
@@ -36,7 +38,12 @@ bool ggml_cu_concat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    CU_LAUNCH(cu_concat_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst->src[1]),
-                                                                  cu_make(dst), (int) ggml_type_size(dst->type), n);
+    const cu_t a = cu_make(dst->src[0]), b = cu_make(dst->src[1]), d = cu_make(dst);
+    const int es = (int) ggml_type_size(dst->type);
+    if (cu_small_index(n)) {
+        CU_LAUNCH(cu_concat_kernel<uint32_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(a, b, d, es, n);
+    } else {
+        CU_LAUNCH(cu_concat_kernel<int64_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(a, b, d, es, n);
+    }
     return CU_LAUNCH_OK();
 }

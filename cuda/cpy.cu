@@ -8,9 +8,9 @@
 
 #include "quants.cuh"
 
-__device__ __forceinline__ char * cu_flat_ptr(const cu_t & t, int64_t k) {
+template <typename I = int64_t> __device__ __forceinline__ char * cu_flat_ptr(const cu_t & t, int64_t k) {
     int64_t i0, i1, i2, i3;
-    cu_unravel(k, t.ne, i0, i1, i2, i3);
+    cu_unravel_t<I>(k, t.ne, i0, i1, i2, i3);
     return cu_ptr(t, i0, i1, i2, i3);
 }
 
@@ -21,10 +21,12 @@ __device__ __forceinline__ char * cu_flat_block(const cu_t & t, int64_t k, int64
     return t.data + (i0 / bs) * ts + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
-__global__ void cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_t n) {
+// I: the index type (uint32_t when n <= INT32_MAX, cu_small_index)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS) cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_t n) {
     CU_GRID_STRIDE(k, n) {
-        const char * s = cu_flat_ptr(src, k);
-        char * d = cu_flat_ptr(dst, k);
+        const char * s = cu_flat_ptr<I>(src, k);
+        char * d = cu_flat_ptr<I>(dst, k);
         if (same) {
             switch (es) {
                 case 4: *(uint32_t *) d = *(const uint32_t *) s; break;
@@ -37,20 +39,22 @@ __global__ void cu_cpy_elem_kernel(cu_t src, cu_t dst, int es, bool same, int64_
     }
 }
 
-// one thread per 32-element destination block
-__global__ void cu_cpy_quantize_kernel(cu_t src, cu_t dst, int64_t ts, int64_t nblocks) {
+// one thread per 32-element destination block (I: the index type of the element count)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS) cu_cpy_quantize_kernel(cu_t src, cu_t dst, int64_t ts, int64_t nblocks) {
     CU_GRID_STRIDE(b, nblocks) {
         const int64_t k0 = b * 32;
         float x[32];
         for (int j = 0; j < 32; j++) {
-            x[j] = cu_load(cu_flat_ptr(src, k0 + j), src.type);
+            x[j] = cu_load(cu_flat_ptr<I>(src, k0 + j), src.type);
         }
         cu_quantize32(dst.type, x, cu_flat_block(dst, k0, 32, ts));
     }
 }
 
-// one thread per 32-element source chunk
-__global__ void cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
+// one thread per 32-element source chunk (I: the index type of the element count)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS) cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
     const int64_t per_row = src.ne[0] / 32;
     CU_GRID_STRIDE(c, nchunks) {
         const int64_t ir = c / per_row;
@@ -63,13 +67,14 @@ __global__ void cu_cpy_dequantize_kernel(cu_t src, cu_t dst, int64_t nchunks) {
         cu_dq32(src.type, row, cc, v);
         const int64_t k0 = c * 32;
         for (int j = 0; j < 32; j++) {
-            cu_store(cu_flat_ptr(dst, k0 + j), dst.type, v[j]);
+            cu_store(cu_flat_ptr<I>(dst, k0 + j), dst.type, v[j]);
         }
     }
 }
 
 // one thread per block, same quantized type
-__global__ void cu_cpy_blocks_kernel(cu_t src, cu_t dst, int64_t bs, int64_t ts, int64_t nblocks) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_cpy_blocks_kernel(cu_t src, cu_t dst, int64_t bs, int64_t ts, int64_t nblocks) {
     CU_GRID_STRIDE(b, nblocks) {
         const int64_t k0 = b * bs;
         const char * s = cu_flat_block(src, k0, bs, ts);
@@ -131,12 +136,26 @@ bool ggml_cu_cpy(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         CU_LAUNCH(cu_cpy_blocks_kernel, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, bs, (int64_t) ggml_type_size(st), nb);
     } else if (ggml_blck_size(dt) > 1) {
         const int64_t nb = n / 32;
-        CU_LAUNCH(cu_cpy_quantize_kernel, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, (int64_t) ggml_type_size(dt), nb);
+        const int64_t ts = (int64_t) ggml_type_size(dt);
+        if (cu_small_index(n)) {
+            CU_LAUNCH(cu_cpy_quantize_kernel<uint32_t>, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, ts, nb);
+        } else {
+            CU_LAUNCH(cu_cpy_quantize_kernel<int64_t>, cu_blocks(nb), CU_THREADS, 0, ctx.stream)(s, d, ts, nb);
+        }
     } else if (ggml_blck_size(st) > 1) {
         const int64_t nc = n / 32;
-        CU_LAUNCH(cu_cpy_dequantize_kernel, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
+        if (cu_small_index(n)) {
+            CU_LAUNCH(cu_cpy_dequantize_kernel<uint32_t>, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
+        } else {
+            CU_LAUNCH(cu_cpy_dequantize_kernel<int64_t>, cu_blocks(nc), CU_THREADS, 0, ctx.stream)(s, d, nc);
+        }
     } else {
-        CU_LAUNCH(cu_cpy_elem_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, (int) ggml_type_size(st), st == dt, n);
+        const int es = (int) ggml_type_size(st);
+        if (cu_small_index(n)) {
+            CU_LAUNCH(cu_cpy_elem_kernel<uint32_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, es, st == dt, n);
+        } else {
+            CU_LAUNCH(cu_cpy_elem_kernel<int64_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, es, st == dt, n);
+        }
     }
     return CU_LAUNCH_OK();
 }

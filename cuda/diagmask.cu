@@ -3,7 +3,8 @@
 
 #include "common.cuh"
 
-__global__ void cu_diagmask_kernel(cu_t src, cu_t dst, int64_t n_past, float value, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_diagmask_kernel(cu_t src, cu_t dst, int64_t n_past, float value, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(idx, dst.ne, i0, i1, i2, i3);

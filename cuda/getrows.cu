@@ -15,7 +15,8 @@ static __device__ __forceinline__ bool cu_gr_valid(const cu_t & src, int64_t r, 
 }
 
 // element-wise: plain types (same type: bytes; F32/F16: converted)
-__global__ void cu_getrows_elem_kernel(cu_t src, cu_t idx, cu_t dst, int es, bool same, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_getrows_elem_kernel(cu_t src, cu_t idx, cu_t dst, int es, bool same, int64_t n) {
     CU_GRID_STRIDE(k, n) {
         int64_t i0, i10, i11, i12;
         cu_unravel(k, dst.ne, i0, i10, i11, i12);
@@ -36,7 +37,8 @@ __global__ void cu_getrows_elem_kernel(cu_t src, cu_t idx, cu_t dst, int es, boo
 }
 
 // quantized rows: one thread per 32-element chunk (dequantized) or per block (copied)
-__global__ void cu_getrows_quant_kernel(cu_t src, cu_t idx, cu_t dst, bool same, int64_t units_per_row,
+__global__ void __launch_bounds__(CU_THREADS)
+cu_getrows_quant_kernel(cu_t src, cu_t idx, cu_t dst, bool same, int64_t units_per_row,
                                         int64_t unit_bytes, int64_t n) {
     CU_GRID_STRIDE(k, n) {
         const int64_t u   = k % units_per_row;

@@ -12,7 +12,8 @@ struct cu_im2col_shape {
     int64_t dnj, dnw, dnh, dnn; // dst strides (bytes): element, w, h, n
 };
 
-__global__ void cu_im2col_kernel(const char * src, char * dst, int dtype, cu_im2col_shape s, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_im2col_kernel(const char * src, char * dst, int dtype, cu_im2col_shape s, int64_t n) {
     const int64_t rowlen = s.IC * s.KH * s.KW;
     CU_GRID_STRIDE(t, n) {
         const int64_t j   = t % rowlen;

@@ -6,8 +6,11 @@
 //   * quantized weights, at most CU_MMV_MAX_COLS src1 columns: our mat-vec kernel, one warp per
 //     weight row, dequantizing 32-element chunks and accumulating in F32 against F32 src1.
 //   * quantized weights, more columns: weights dequantized to F16, src1 converted to F16, cuBLAS.
+//   * batches (ne12, ne13 > 1): the slices that share a weight matrix (broadcast) or that step
+//     through the weights with one stride are one strided-batched GEMM (cu_mm_batched).
 //
-// src1 may have any strides and be F32 or F16: it is first gathered into a dense F32 array.
+// src1 may have any strides and be F32 or F16: unless it is dense F32 already, it is first
+// gathered into a dense F32 array.
 // Weights in a CUDA_Split buffer (2D): each device multiplies its own row range.
 
 #include "quants.cuh"
@@ -20,7 +23,7 @@ bool ggml_cu_mm_weight_type(enum ggml_type type) {
 }
 
 // out[k] = src element k in flat order (F32 / F16 source)
-__global__ void cu_to_f32_kernel(cu_t src, float * out, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_to_f32_kernel(cu_t src, float * out, int64_t n) {
     CU_GRID_STRIDE(k, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(k, src.ne, i0, i1, i2, i3);
@@ -37,14 +40,15 @@ bool ggml_cu_to_f32_dense(ggml_cu_ctx & ctx, const cu_t & src, float * out) {
     return CU_LAUNCH_OK();
 }
 
-__global__ void cu_f32_to_f16_kernel(const float * x, __half * y, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_f32_to_f16_kernel(const float * x, __half * y, int64_t n) {
     CU_GRID_STRIDE(k, n) {
         y[k] = __float2half_rn(x[k]);
     }
 }
 
 // W (m rows of k_len elements, rows w_row_bytes apart) -> dense F16 [m][k_len]; one thread per chunk
-__global__ void cu_dequant_f16_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t k_len, __half * out,
+__global__ void __launch_bounds__(CU_THREADS)
+cu_dequant_f16_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t k_len, __half * out,
                                       int64_t nchunks) {
     const int64_t per_row = k_len / 32;
     CU_GRID_STRIDE(c, nchunks) {
@@ -62,7 +66,8 @@ __global__ void cu_dequant_f16_kernel(int wtype, const char * w, int64_t w_row_b
 // y[j * ldy + r] = W row r . x column j, for r < m and j < N (N <= CU_MMV_MAX_COLS; a template
 // parameter so that the accumulators stay in registers)
 template <int N>
-__global__ void cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t m, const float * x,
+__global__ void __launch_bounds__(32 * CU_MMV_WARPS)
+cu_mmv_kernel(int wtype, const char * w, int64_t w_row_bytes, int64_t m, const float * x,
                               int64_t k_len, float * y, int64_t ldy) {
     const int lane = threadIdx.x & 31;
     const int64_t r = (int64_t) blockIdx.x * CU_MMV_WARPS + (threadIdx.x >> 5);
@@ -124,6 +129,14 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
     if (m == 0 || n == 0) {
         return true;
     }
+    // cuBLAS's int arguments (ggml_cu_mulmat_supported keeps tensors in range; this catches callers)
+    const bool dense_w = wtype == GGML_TYPE_F32 || wtype == GGML_TYPE_F16;
+    if (m > INT32_MAX || n > INT32_MAX || k_len > INT32_MAX || ldy > INT32_MAX ||
+        (dense_w && w_row_bytes / ggml_type_size(wtype) > (size_t) INT32_MAX)) {
+        ggml_cu_report("ggml_cu_mm_2d", "a dimension or leading dimension exceeds cuBLAS's int range", __FILE__,
+                       __LINE__);
+        return false;
+    }
     const float alpha = 1.0f, beta = 0.0f;
     if (!CUBLAS_OK(cublasSetStream(ctx.cublas, ctx.stream))) {
         return false;
@@ -168,21 +181,102 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-// rows [r0, r1) of W live on another device: multiply there, bring the m x n block back
+// `batch` products y_b = W_b^T x_b (b < batch): W_b = w + b * w_stride bytes (0: one shared
+// matrix), x_b = x + b * n * k_len (dense), y_b = y + b * y_stride floats. F32/F16 weights and
+// quantized weights through cuBLAS (more than CU_MMV_MAX_COLS columns, one shared matrix,
+// dequantized once) are one strided-batched GEMM; the rest goes slice by slice.
+static bool cu_mm_batched(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size_t w_row_bytes,
+                          int64_t w_stride, int64_t m, const float * x, int64_t n, int64_t k_len, float * y,
+                          int64_t ldy, int64_t y_stride, int64_t batch, bool prec_f32) {
+    const bool dense_w = wtype == GGML_TYPE_F32 || wtype == GGML_TYPE_F16;
+    const bool blas = dense_w || (n > CU_MMV_MAX_COLS && w_stride == 0);
+    if (batch == 1 || !blas || batch > INT32_MAX) {
+        for (int64_t b = 0; b < batch; b++) {
+            if (!ggml_cu_mm_2d(ctx, wtype, w + b * w_stride, w_row_bytes, m, x + b * n * k_len, n, k_len,
+                               y + b * y_stride, ldy, prec_f32)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (m == 0 || n == 0 || batch == 0) {
+        return true;
+    }
+    if (m > INT32_MAX || n > INT32_MAX || k_len > INT32_MAX || ldy > INT32_MAX ||
+        (dense_w && w_row_bytes / ggml_type_size(wtype) > (size_t) INT32_MAX)) {
+        ggml_cu_report("cu_mm_batched", "a dimension or leading dimension exceeds cuBLAS's int range", __FILE__,
+                       __LINE__);
+        return false;
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    if (!CUBLAS_OK(cublasSetStream(ctx.cublas, ctx.stream))) {
+        return false;
+    }
+    const long long sx = (long long) (n * k_len);
+    if (wtype == GGML_TYPE_F32) {
+        const cublasComputeType_t ct = prec_f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+        return CUBLAS_OK(cublasGemmStridedBatchedEx(
+            ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int) m, (int) n, (int) k_len, &alpha, w, CUDA_R_32F,
+            (int) (w_row_bytes / sizeof(float)), (long long) (w_stride / (int64_t) sizeof(float)), x, CUDA_R_32F,
+            (int) k_len, sx, &beta, y, CUDA_R_32F, (int) ldy, (long long) y_stride, (int) batch, ct,
+            CUBLAS_GEMM_DEFAULT));
+    }
+    // F16 operands, F32 accumulation: every slice's x converted at once
+    __half * x16 = (__half *) ggml_cu_scratch(ctx, 1, (size_t) (batch * n * k_len) * sizeof(__half));
+    if (x16 == NULL) {
+        return false;
+    }
+    CU_LAUNCH(cu_f32_to_f16_kernel, cu_blocks(batch * n * k_len), CU_THREADS, 0, ctx.stream)(x, x16, batch * n * k_len);
+    if (!CU_LAUNCH_OK()) {
+        return false;
+    }
+    const void * w16 = w;
+    int64_t ldw = (int64_t) (w_row_bytes / sizeof(__half));
+    long long sw = (long long) (w_stride / (int64_t) sizeof(__half));
+    if (wtype != GGML_TYPE_F16) {
+        __half * wd = (__half *) ggml_cu_scratch(ctx, 0, (size_t) (m * k_len) * sizeof(__half));
+        if (wd == NULL) {
+            return false;
+        }
+        const int64_t nchunks = m * (k_len / 32);
+        CU_LAUNCH(cu_dequant_f16_kernel, cu_blocks(nchunks), CU_THREADS, 0, ctx.stream)(
+            (int) wtype, w, (int64_t) w_row_bytes, k_len, wd, nchunks);
+        if (!CU_LAUNCH_OK()) {
+            return false;
+        }
+        w16 = wd;
+        ldw = k_len;
+        sw = 0;
+    }
+    return CUBLAS_OK(cublasGemmStridedBatchedEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int) m, (int) n, (int) k_len,
+                                                &alpha, w16, CUDA_R_16F, (int) ldw, sw, x16, CUDA_R_16F, (int) k_len,
+                                                sx, &beta, y, CUDA_R_32F, (int) ldy, (long long) y_stride,
+                                                (int) batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+// rows [r0, r1) of W live on another device: multiply there, bring the m x n block back. The
+// device's helper context is shared by every backend of the process: its lock is held until the
+// helper's stream has finished with the helper's scratch buffers.
 static bool cu_mm_2d_remote(ggml_cu_ctx & ctx, int device, enum ggml_type wtype, const char * w, size_t w_row_bytes,
                             int64_t m, const float * x, int64_t n, int64_t k_len, float * y, int64_t ldy,
                             bool prec_f32) {
+    std::lock_guard<std::mutex> lock(ggml_cu_device_helper_lock(device));
     ggml_cu_ctx * h = ggml_cu_device_helper(device);
     if (h == NULL) {
         return false;
     }
-    // x must be complete before the other device reads it
+    // x must be complete before the other device reads it; nothing is queued on ctx.stream from
+    // here until the result is back in ctx's scratch slot 3
     if (!CU_OK(cudaStreamSynchronize(ctx.stream))) {
         return false;
     }
     const size_t xbytes = (size_t) (n * k_len) * sizeof(float);
     const size_t ybytes = (size_t) (n * m) * sizeof(float);
-    if (!CU_OK(cudaSetDevice(device))) {
+    if (!CU_OK(cudaSetDevice(ctx.device))) {
+        return false;
+    }
+    float * yl = (float *) ggml_cu_scratch(ctx, 3, ybytes);
+    if (yl == NULL || !CU_OK(cudaSetDevice(device))) {
         return false;
     }
     bool ok = false;
@@ -198,25 +292,18 @@ static bool cu_mm_2d_remote(ggml_cu_ctx & ctx, int device, enum ggml_type wtype,
         if (!ggml_cu_mm_2d(*h, wtype, w, w_row_bytes, m, xr, n, k_len, yr, m, prec_f32)) {
             break;
         }
-        if (!CU_OK(cudaStreamSynchronize(h->stream))) {
+        // the result travels back on the helper's stream, so that the helper's scratch is free
+        // again when the lock is released
+        if (!CU_OK(cudaMemcpyPeerAsync(yl, ctx.device, yr, device, ybytes, h->stream))) {
             break;
         }
-        ok = true;
-        if (!CU_OK(cudaSetDevice(ctx.device))) {
-            return false;
-        }
-        float * yl = (float *) ggml_cu_scratch(ctx, 3, ybytes);
-        if (yl == NULL) {
-            return false;
-        }
-        if (!CU_OK(cudaMemcpyPeerAsync(yl, ctx.device, yr, device, ybytes, ctx.stream))) {
-            return false;
-        }
-        return CU_OK(cudaMemcpy2DAsync(y, (size_t) ldy * sizeof(float), yl, (size_t) m * sizeof(float),
-                                       (size_t) m * sizeof(float), (size_t) n, cudaMemcpyDeviceToDevice, ctx.stream));
+        ok = CU_OK(cudaStreamSynchronize(h->stream));
     } while (0);
-    cudaSetDevice(ctx.device);
-    return ok;
+    if (!CU_OK(cudaSetDevice(ctx.device)) || !ok) {
+        return false;
+    }
+    return CU_OK(cudaMemcpy2DAsync(y, (size_t) ldy * sizeof(float), yl, (size_t) m * sizeof(float),
+                                   (size_t) m * sizeof(float), (size_t) n, cudaMemcpyDeviceToDevice, ctx.stream));
 }
 
 bool ggml_cu_mulmat_supported(const ggml_tensor * dst) {
@@ -235,8 +322,10 @@ bool ggml_cu_mulmat_supported(const ggml_tensor * dst) {
     if (!cu_is_float(b->type) || !cu_dq_type(a->type)) {
         return false;
     }
-    // cuBLAS takes int dimensions
-    if (a->ne[0] > INT32_MAX || a->ne[1] > INT32_MAX || b->ne[1] > INT32_MAX) {
+    // cuBLAS takes int dimensions and leading dimensions (weights' row stride in elements, dst's
+    // row stride in floats); strides of big views could wrap in a cast
+    if (a->ne[0] > INT32_MAX || a->ne[1] > INT32_MAX || b->ne[1] > INT32_MAX ||
+        a->nb[1] / ggml_type_size(a->type) > (size_t) INT32_MAX || dst->nb[1] / sizeof(float) > (size_t) INT32_MAX) {
         return false;
     }
     // weights: dense rows (whole 32-element chunks for the quantized types); dst: dense rows
@@ -266,9 +355,15 @@ bool ggml_cu_mulmat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const bool prec_f32 = ggml_x_get_op_params_i32(dst, 0) == GGML_PREC_F32;
     const int64_t ldy = (int64_t) (dst->nb[1] / sizeof(float));
 
-    float * xd = (float *) ggml_cu_scratch(ctx, 2, (size_t) ggml_nelements(b) * sizeof(float));
-    if (xd == NULL || !ggml_cu_to_f32_dense(ctx, cu_make(b), xd)) {
-        return false;
+    // src1 as dense F32: used in place when it already is, else gathered into scratch slot 2
+    const float * xd = (const float *) b->data;
+    // (split weights: always gathered, the copy to the other devices needs device memory)
+    if (b->type != GGML_TYPE_F32 || !ggml_is_contiguous(b) || ggml_cu_tensor_is_split(a)) {
+        float * xs = (float *) ggml_cu_scratch(ctx, 2, (size_t) ggml_nelements(b) * sizeof(float));
+        if (xs == NULL || !ggml_cu_to_f32_dense(ctx, cu_make(b), xs)) {
+            return false;
+        }
+        xd = xs;
     }
 
     if (ggml_cu_tensor_is_split(a)) {
@@ -297,12 +392,36 @@ bool ggml_cu_mulmat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         return true;
     }
 
+    // per i13: with r2 == 1 the ne12 slices are one strided batch (weight stride nb02), else the r2
+    // slices that share each weight matrix are (weight stride 0)
+    if (dst->nb[2] % sizeof(float) != 0) {
+        for (int64_t i13 = 0; i13 < ne13; i13++) {
+            for (int64_t i12 = 0; i12 < ne12; i12++) {
+                const char * w = (const char *) a->data + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
+                const float * x = xd + (i12 + i13 * ne12) * n * k;
+                float * y = (float *) ((char *) dst->data + i12 * dst->nb[2] + i13 * dst->nb[3]);
+                if (!ggml_cu_mm_2d(ctx, a->type, w, a->nb[1], a->ne[1], x, n, k, y, ldy, prec_f32)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+    const int64_t y_stride = (int64_t) (dst->nb[2] / sizeof(float));
     for (int64_t i13 = 0; i13 < ne13; i13++) {
-        for (int64_t i12 = 0; i12 < ne12; i12++) {
-            const char * w = (const char *) a->data + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
-            const float * x = xd + (i12 + i13 * ne12) * n * k;
-            float * y = (float *) ((char *) dst->data + i12 * dst->nb[2] + i13 * dst->nb[3]);
-            if (!ggml_cu_mm_2d(ctx, a->type, w, a->nb[1], a->ne[1], x, n, k, y, ldy, prec_f32)) {
+        const char * w3 = (const char *) a->data + (i13 / r3) * a->nb[3];
+        const float * x3 = xd + i13 * ne12 * n * k;
+        float * y3 = (float *) ((char *) dst->data + i13 * dst->nb[3]);
+        if (r2 == 1) {
+            if (!cu_mm_batched(ctx, a->type, w3, a->nb[1], (int64_t) a->nb[2], a->ne[1], x3, n, k, y3, ldy, y_stride,
+                               ne12, prec_f32)) {
+                return false;
+            }
+            continue;
+        }
+        for (int64_t i02 = 0; i02 < a->ne[2]; i02++) {
+            if (!cu_mm_batched(ctx, a->type, w3 + i02 * a->nb[2], a->nb[1], 0, a->ne[1], x3 + i02 * r2 * n * k, n, k,
+                               y3 + i02 * r2 * y_stride, ldy, y_stride, r2, prec_f32)) {
                 return false;
             }
         }

@@ -6,7 +6,8 @@
 
 #define CU_NORM_THREADS 256
 
-__global__ void cu_norm_kernel(cu_t src, cu_t dst, float eps, bool rms, int64_t nrows) {
+__global__ void __launch_bounds__(CU_NORM_THREADS)
+cu_norm_kernel(cu_t src, cu_t dst, float eps, bool rms, int64_t nrows) {
     __shared__ double red[32];
     const int64_t ne0 = src.ne[0];
     for (int64_t ir = blockIdx.x; ir < nrows; ir += gridDim.x) {
@@ -49,7 +50,8 @@ __global__ void cu_norm_kernel(cu_t src, cu_t dst, float eps, bool rms, int64_t 
 }
 
 // one block per (group, i3): channels [c0, c1) of batch i3
-__global__ void cu_group_norm_kernel(cu_t src, cu_t dst, int n_groups, int64_t per_group, float eps, int64_t nitems) {
+__global__ void __launch_bounds__(CU_NORM_THREADS)
+cu_group_norm_kernel(cu_t src, cu_t dst, int n_groups, int64_t per_group, float eps, int64_t nitems) {
     __shared__ double red[32];
     const int64_t ne0 = src.ne[0], ne1 = src.ne[1], ne2 = src.ne[2];
     for (int64_t it = blockIdx.x; it < nitems; it += gridDim.x) {

@@ -10,6 +10,41 @@
 #define GGML_CUDA_QUANTS_CUH
 
 #include "common.cuh"
+#include <stddef.h>
+
+// the block layouts the kernels address (FORMATS.md), pinned here, in device code, whatever
+// ggml_fp16_t is for this compiler: sizes, and each 16-bit scale at its byte offset
+#define CU_BLOCK_LAYOUT(T, size) static_assert(sizeof(T) == (size), #T " must be " #size " bytes")
+#define CU_SCALE_AT(T, f, off)                                                                   \
+    static_assert(offsetof(T, f) == (off) && sizeof(((T *) 0)->f) == 2, #T "." #f " must be the " \
+                                                                         "16 bits at byte " #off)
+CU_BLOCK_LAYOUT(block_q4_0, 18);
+CU_SCALE_AT(block_q4_0, d, 0);
+CU_BLOCK_LAYOUT(block_q4_1, 20);
+CU_SCALE_AT(block_q4_1, d, 0);
+CU_SCALE_AT(block_q4_1, m, 2);
+CU_BLOCK_LAYOUT(block_q5_0, 22);
+CU_SCALE_AT(block_q5_0, d, 0);
+CU_BLOCK_LAYOUT(block_q5_1, 24);
+CU_SCALE_AT(block_q5_1, d, 0);
+CU_SCALE_AT(block_q5_1, m, 2);
+CU_BLOCK_LAYOUT(block_q8_0, 34);
+CU_SCALE_AT(block_q8_0, d, 0);
+CU_BLOCK_LAYOUT(block_q2_K, 84);
+CU_SCALE_AT(block_q2_K, d, 80);
+CU_SCALE_AT(block_q2_K, dmin, 82);
+CU_BLOCK_LAYOUT(block_q3_K, 110);
+CU_SCALE_AT(block_q3_K, d, 108);
+CU_BLOCK_LAYOUT(block_q4_K, 144);
+CU_SCALE_AT(block_q4_K, d, 0);
+CU_SCALE_AT(block_q4_K, dmin, 2);
+CU_BLOCK_LAYOUT(block_q5_K, 176);
+CU_SCALE_AT(block_q5_K, d, 0);
+CU_SCALE_AT(block_q5_K, dmin, 2);
+CU_BLOCK_LAYOUT(block_q6_K, 210);
+CU_SCALE_AT(block_q6_K, d, 208);
+#undef CU_BLOCK_LAYOUT
+#undef CU_SCALE_AT
 
 static inline bool cu_dq_type(enum ggml_type t) {
     switch (t) {

@@ -3,11 +3,14 @@
 
 #include "common.cuh"
 
-__global__ void cu_repeat_kernel(cu_t src, cu_t dst, int es, int64_t n) {
+// I: the index type (uint32_t when n <= INT32_MAX, cu_small_index)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS) cu_repeat_kernel(cu_t src, cu_t dst, int es, int64_t n) {
     CU_GRID_STRIDE(t, n) {
         int64_t i0, i1, i2, i3;
-        cu_unravel(t, dst.ne, i0, i1, i2, i3);
-        const char * s = cu_ptr(src, i0 % src.ne[0], i1 % src.ne[1], i2 % src.ne[2], i3 % src.ne[3]);
+        cu_unravel_t<I>(t, dst.ne, i0, i1, i2, i3);
+        const char * s = cu_ptr(src, cu_mod_t<I>(i0, src.ne[0]), cu_mod_t<I>(i1, src.ne[1]), cu_mod_t<I>(i2, src.ne[2]),
+                                cu_mod_t<I>(i3, src.ne[3]));
         char * d = cu_ptr(dst, i0, i1, i2, i3);
         switch (es) {
             case 4: *(uint32_t *) d = *(const uint32_t *) s; break;
@@ -39,7 +42,12 @@ bool ggml_cu_repeat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    CU_LAUNCH(cu_repeat_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst),
-                                                                  (int) ggml_type_size(dst->type), n);
+    const cu_t s = cu_make(dst->src[0]), d = cu_make(dst);
+    const int es = (int) ggml_type_size(dst->type);
+    if (cu_small_index(n)) {
+        CU_LAUNCH(cu_repeat_kernel<uint32_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, es, n);
+    } else {
+        CU_LAUNCH(cu_repeat_kernel<int64_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, es, n);
+    }
     return CU_LAUNCH_OK();
 }

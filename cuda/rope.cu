@@ -33,7 +33,8 @@ __device__ __forceinline__ void cu_rope_yarn(const cu_rope_params & p, float the
 }
 
 // one thread per (row, pair k), k < n_dims/2; the tail elements [n_dims, ne0) are copied
-__global__ void cu_rope_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_params p, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_rope_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_params p, int64_t n) {
     const int half = p.n_dims / 2;
     const bool neox = (p.mode & 2) != 0;
     const int64_t ne0 = src.ne[0];
@@ -83,7 +84,8 @@ __global__ void cu_rope_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_
 // glm mode: one thread per row, i0 < ne0/4 in order as on the CPU (the quadruples
 // {i0, i0 + half, i0 + 2 half, i0 + 3 half} of different i0 overlap when half < ne0/4, so the
 // result is defined by that order, also when dst aliases src)
-__global__ void cu_rope_glm_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_params p, int64_t nrows) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_rope_glm_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_rope_params p, int64_t nrows) {
     const int half = p.n_dims / 2;
     const int64_t q = src.ne[0] / 4;
     CU_GRID_STRIDE(ir, nrows) {
@@ -114,7 +116,8 @@ __global__ void cu_rope_glm_kernel(cu_t src, cu_t dst, const int32_t * pos, cu_r
     }
 }
 
-__global__ void cu_alibi_kernel(cu_t src, cu_t dst, int h, float m0, float m1, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS)
+cu_alibi_kernel(cu_t src, cu_t dst, int h, float m0, float m1, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(idx, dst.ne, i0, i1, i2, i3);

@@ -14,7 +14,8 @@ __device__ __forceinline__ float cu_softmax_exp(float x) {
     return __half2float(__float2half_rn(expf(xh)));
 }
 
-__global__ void cu_softmax_kernel(cu_t src, cu_t mask, bool has_mask, cu_t dst, float scale, bool use_shared,
+__global__ void __launch_bounds__(CU_SOFTMAX_THREADS)
+cu_softmax_kernel(cu_t src, cu_t mask, bool has_mask, cu_t dst, float scale, bool use_shared,
                                   int64_t nrows) {
     CU_DYNAMIC_SHARED(float, row);
     __shared__ float redf[32];

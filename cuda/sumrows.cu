@@ -1,12 +1,13 @@
 // sumrows.cu - SUM_ROWS and MEAN (dst row = sum / mean of the src row) and SUM (one value), on
 // F32/F16 inputs and outputs, accumulating in double as the CPU does. One block per row; SUM
-// runs one block over all rows in flat order.
+// runs in two passes: up to CU_SUM_PARTS blocks each sum a grid-stride share of the elements into
+// a double partial, then one block adds the partials in a fixed order (deterministic).
 
 #include "common.cuh"
 
 #define CU_SUM_THREADS 256
 
-__global__ void cu_sumrows_kernel(cu_t src, cu_t dst, bool mean, int64_t nrows) {
+__global__ void __launch_bounds__(CU_SUM_THREADS) cu_sumrows_kernel(cu_t src, cu_t dst, bool mean, int64_t nrows) {
     __shared__ double red[32];
     const int64_t ne0 = src.ne[0];
     for (int64_t ir = blockIdx.x; ir < nrows; ir += gridDim.x) {
@@ -26,18 +27,52 @@ __global__ void cu_sumrows_kernel(cu_t src, cu_t dst, bool mean, int64_t nrows) 
     }
 }
 
-__global__ void cu_sum_kernel(cu_t src, char * dst, int dtype, int64_t n) {
+#define CU_SUM_PARTS 1024 // at most this many partial sums (blocks of the first pass)
+
+__global__ void __launch_bounds__(CU_SUM_THREADS) cu_sum_partial_kernel(cu_t src, double * part, int64_t n) {
     __shared__ double red[32];
     double s = 0.0;
-    for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+    CU_GRID_STRIDE(k, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(k, src.ne, i0, i1, i2, i3);
         s += (double) cu_load(cu_ptr(src, i0, i1, i2, i3), src.type);
     }
     s = cu_block_sum_d(s, red);
     if (threadIdx.x == 0) {
+        part[blockIdx.x] = s;
+    }
+}
+
+__global__ void __launch_bounds__(CU_SUM_THREADS) cu_sum_final_kernel(const double * part, int nparts, char * dst,
+                                                                       int dtype) {
+    __shared__ double red[32];
+    double s = 0.0;
+    for (int i = threadIdx.x; i < nparts; i += blockDim.x) {
+        s += part[i];
+    }
+    s = cu_block_sum_d(s, red);
+    if (threadIdx.x == 0) {
         cu_store(dst, dtype, (float) s);
     }
+}
+
+static bool cu_sum(ggml_cu_ctx & ctx, const ggml_tensor * a, ggml_tensor * dst) {
+    const int64_t n = ggml_nelements(a);
+    unsigned parts = cu_blocks(n, CU_SUM_THREADS);
+    if (parts > CU_SUM_PARTS) {
+        parts = CU_SUM_PARTS;
+    }
+    double * part = (double *) ggml_cu_scratch(ctx, 0, (size_t) parts * sizeof(double));
+    if (part == NULL) {
+        return false;
+    }
+    CU_LAUNCH(cu_sum_partial_kernel, parts, CU_SUM_THREADS, 0, ctx.stream)(cu_make(a), part, n);
+    if (!CU_LAUNCH_OK()) {
+        return false;
+    }
+    CU_LAUNCH(cu_sum_final_kernel, 1, CU_SUM_THREADS, 0, ctx.stream)(part, (int) parts, (char *) dst->data,
+                                                                     (int) dst->type);
+    return CU_LAUNCH_OK();
 }
 
 bool ggml_cu_sumrows_supported(const ggml_tensor * dst) {
@@ -54,8 +89,7 @@ bool ggml_cu_sumrows_supported(const ggml_tensor * dst) {
 bool ggml_cu_sumrows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     if (dst->op == GGML_OP_SUM) {
-        CU_LAUNCH(cu_sum_kernel, 1, 1024, 0, ctx.stream)(cu_make(a), (char *) dst->data, (int) dst->type, ggml_nelements(a));
-        return CU_LAUNCH_OK();
+        return cu_sum(ctx, a, dst);
     }
     const int64_t nrows = ggml_nrows(a);
     if (nrows == 0) {

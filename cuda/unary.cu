@@ -49,10 +49,13 @@ __device__ __forceinline__ float cu_unary_apply(int kind, float x, float p0, flo
     }
 }
 
-__global__ void cu_unary_kernel(cu_t src, cu_t dst, int kind, float p0, float p1, int64_t n) {
+// I: the index type (uint32_t when n <= INT32_MAX, cu_small_index)
+template <typename I>
+__global__ void __launch_bounds__(CU_THREADS)
+cu_unary_kernel(cu_t src, cu_t dst, int kind, float p0, float p1, int64_t n) {
     CU_GRID_STRIDE(idx, n) {
         int64_t i0, i1, i2, i3;
-        cu_unravel(idx, dst.ne, i0, i1, i2, i3);
+        cu_unravel_t<I>(idx, dst.ne, i0, i1, i2, i3);
         const float x = *(const float *) cu_ptr(src, i0, i1, i2, i3);
         *(float *) cu_ptr(dst, i0, i1, i2, i3) = cu_unary_apply(kind, x, p0, p1);
     }
@@ -94,6 +97,11 @@ bool ggml_cu_unary(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     if (n == 0) {
         return true;
     }
-    CU_LAUNCH(cu_unary_kernel, cu_blocks(n), CU_THREADS, 0, ctx.stream)(cu_make(dst->src[0]), cu_make(dst), kind, p0, p1, n);
+    const cu_t s = cu_make(dst->src[0]), d = cu_make(dst);
+    if (cu_small_index(n)) {
+        CU_LAUNCH(cu_unary_kernel<uint32_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, kind, p0, p1, n);
+    } else {
+        CU_LAUNCH(cu_unary_kernel<int64_t>, cu_blocks(n), CU_THREADS, 0, ctx.stream)(s, d, kind, p0, p1, n);
+    }
     return CU_LAUNCH_OK();
 }

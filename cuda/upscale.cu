@@ -3,7 +3,7 @@
 
 #include "common.cuh"
 
-__global__ void cu_upscale_kernel(cu_t src, cu_t dst, int sf, int64_t n) {
+__global__ void __launch_bounds__(CU_THREADS) cu_upscale_kernel(cu_t src, cu_t dst, int sf, int64_t n) {
     CU_GRID_STRIDE(t, n) {
         int64_t i0, i1, i2, i3;
         cu_unravel(t, dst.ne, i0, i1, i2, i3);

@@ -1,5 +1,6 @@
 // cublas.cpp - the emulated cuBLAS subset: handles bound to the device current at creation, a
-// stream per handle, and cublasGemmEx with cuBLAS's column-major semantics and argument checks.
+// stream per handle, and cublasGemmEx / cublasGemmStridedBatchedEx with cuBLAS's column-major
+// semantics and argument checks.
 // The product is queued on the handle's stream and computed when the stream is flushed, with
 // float accumulation in k order; CUBLAS_COMPUTE_32F_FAST_TF32 rounds A and B to TF32 (10 explicit
 // mantissa bits, nearest even) and CUBLAS_COMPUTE_32F_FAST_16F to F16 first; CUBLAS_COMPUTE_16F
@@ -126,10 +127,28 @@ struct gemm_op final : op {
     int lda, ldb, ldc;
     round_mode in_round;
     bool half_acc;
+    const char * api;
+    long long stride_a, stride_b, stride_c; // elements between the batch's matrices
+    int batch;
 
     void exec() override {
-        cur_activity = activity{ "cublasGemmEx", false, device };
+        cur_activity = activity{ api, false, device };
         open_devices(1u << device);
+        const char * A0 = A;
+        const char * B0 = B;
+        char * C0 = C;
+        for (int bi = 0; bi < batch; bi++) {
+            A = A0 + (ptrdiff_t) (bi * stride_a) * (ptrdiff_t) type_size(at);
+            B = B0 + (ptrdiff_t) (bi * stride_b) * (ptrdiff_t) type_size(bt);
+            C = C0 + (ptrdiff_t) (bi * stride_c) * (ptrdiff_t) type_size(ct);
+            exec_one();
+        }
+        A = A0;
+        B = B0;
+        C = C0;
+    }
+
+    void exec_one() {
         const size_t as = type_size(at), bs = type_size(bt), cs = type_size(ct);
         auto rnd = [this](float v) {
             switch (in_round) {
@@ -260,13 +279,14 @@ const char * cublasGetStatusString(cublasStatus_t status) {
     return status_name(status);
 }
 
-cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                            int k, const void * alpha, const void * A, cudaDataType Atype, int lda, const void * B,
-                            cudaDataType Btype, int ldb, const void * beta, void * C, cudaDataType Ctype, int ldc,
-                            cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+static cublasStatus_t gemm_impl(const char * api, cublasHandle_t handle, cublasOperation_t transa,
+                                cublasOperation_t transb, int m, int n, int k, const void * alpha, const void * A,
+                                cudaDataType Atype, int lda, long long strideA, const void * B, cudaDataType Btype,
+                                int ldb, long long strideB, const void * beta, void * C, cudaDataType Ctype, int ldc,
+                                long long strideC, int batch, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     guard lk(big_lock());
     if (!live(handle)) {
-        return blas_fail(CUBLAS_STATUS_NOT_INITIALIZED, "cublasGemmEx: %p is not a live handle", (void *) handle);
+        return blas_fail(CUBLAS_STATUS_NOT_INITIALIZED, "%s: %p is not a live handle", api, (void *) handle);
     }
     const bool ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
     const int a_rows = ta ? k : m, a_cols = ta ? m : k;
@@ -274,20 +294,20 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
     auto mx1 = [](int v) { return v > 1 ? v : 1; };
     if ((transa != CUBLAS_OP_N && transa != CUBLAS_OP_T && transa != CUBLAS_OP_C) ||
         (transb != CUBLAS_OP_N && transb != CUBLAS_OP_T && transb != CUBLAS_OP_C)) {
-        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "cublasGemmEx: invalid transa %d / transb %d", (int) transa,
+        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "%s: invalid transa %d / transb %d", api, (int) transa,
                          (int) transb);
     }
     if (m < 0 || n < 0 || k < 0) {
-        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "cublasGemmEx: m %d, n %d, k %d", m, n, k);
+        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "%s: m %d, n %d, k %d", api, m, n, k);
     }
     if (lda < mx1(a_rows) || ldb < mx1(b_rows) || ldc < mx1(m)) {
         return blas_fail(CUBLAS_STATUS_INVALID_VALUE,
-                         "cublasGemmEx(%s, %s, m %d, n %d, k %d): lda %d (needs >= %d), ldb %d (>= %d), ldc %d (>= %d)",
+                         "%s(%s, %s, m %d, n %d, k %d): lda %d (needs >= %d), ldb %d (>= %d), ldc %d (>= %d)", api,
                          ta ? "T" : "N", tb ? "T" : "N", m, n, k, lda, mx1(a_rows), ldb, mx1(b_rows), ldc, mx1(m));
     }
     if (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP && !(algo >= 0 && algo <= 23) &&
         !(algo >= 100 && algo <= 115)) {
-        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "cublasGemmEx: invalid algo %d", (int) algo);
+        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "%s: invalid algo %d", api, (int) algo);
     }
     // supported type combinations (a subset of cuBLAS's table)
     bool ok = false;
@@ -319,28 +339,38 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
             break;
     }
     if (!ok) {
-        return blas_fail(CUBLAS_STATUS_NOT_SUPPORTED, "cublasGemmEx: compute type %d with A %s, B %s, C %s",
+        return blas_fail(CUBLAS_STATUS_NOT_SUPPORTED, "%s: compute type %d with A %s, B %s, C %s", api,
                          (int) computeType, type_name(Atype), type_name(Btype), type_name(Ctype));
     }
     if (alpha == nullptr || beta == nullptr) {
-        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "cublasGemmEx: NULL alpha or beta");
+        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "%s: NULL alpha or beta", api);
     }
     if (current_device() != handle->device) {
         return blas_fail(CUBLAS_STATUS_EXECUTION_FAILED,
-                         "cublasGemmEx: the handle belongs to device %d but device %d is current", handle->device,
+                         "%s: the handle belongs to device %d but device %d is current", api, handle->device,
                          current_device());
     }
     cudaStream_t s = resolve_stream(handle->stream);
     if (s == nullptr) {
-        return blas_fail(CUBLAS_STATUS_EXECUTION_FAILED, "cublasGemmEx: the handle's stream %p was destroyed",
+        return blas_fail(CUBLAS_STATUS_EXECUTION_FAILED, "%s: the handle's stream %p was destroyed", api,
                          (void *) handle->stream);
     }
     if (stream_device(s) != handle->device) {
         return blas_fail(CUBLAS_STATUS_EXECUTION_FAILED,
-                         "cublasGemmEx: the handle's stream belongs to device %d, the handle to device %d",
+                         "%s: the handle's stream belongs to device %d, the handle to device %d", api,
                          stream_device(s), handle->device);
     }
-    if (m == 0 || n == 0) {
+    if (batch < 0) {
+        return blas_fail(CUBLAS_STATUS_INVALID_VALUE, "%s: batchCount %d", api, batch);
+    }
+    // the results of a batch must not overlap (cuBLAS leaves that undefined: here it is an error)
+    const long long c_span = (long long) (n > 0 ? (long long) (n - 1) * ldc + m : 0);
+    if (batch > 1 && m > 0 && n > 0 && (strideC < 0 ? -strideC : strideC) < c_span) {
+        return blas_fail(CUBLAS_STATUS_INVALID_VALUE,
+                         "%s: strideC %lld is smaller than one result matrix (%lld elements): the %d results overlap",
+                         api, strideC, c_span, batch);
+    }
+    if (m == 0 || n == 0 || batch == 0) {
         return CUBLAS_STATUS_SUCCESS;
     }
     // host pointer mode: the scalars are read now (a device pointer faults here, as on a GPU)
@@ -357,17 +387,22 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
     }
     const int dev = handle->device;
     const char * why = "";
-    if (!operand_ok(A, k > 0 ? a_rows : 0, a_cols, lda, type_size(Atype), dev, &why)) {
-        fatal("cublasGemmEx on device %d: A = %p (%d x %d, lda %d, %s) is not device memory of device %d: %s", dev, A,
-              a_rows, a_cols, lda, type_name(Atype), dev, why);
-    }
-    if (!operand_ok(B, k > 0 ? b_rows : 0, b_cols, ldb, type_size(Btype), dev, &why)) {
-        fatal("cublasGemmEx on device %d: B = %p (%d x %d, ldb %d, %s) is not device memory of device %d: %s", dev, B,
-              b_rows, b_cols, ldb, type_name(Btype), dev, why);
-    }
-    if (!operand_ok(C, m, n, ldc, type_size(Ctype), dev, &why)) {
-        fatal("cublasGemmEx on device %d: C = %p (%d x %d, ldc %d, %s) is not device memory of device %d: %s", dev, C, m,
-              n, ldc, type_name(Ctype), dev, why);
+    for (int bi = 0; bi < batch; bi++) {
+        const char * Ab = (const char *) A + (ptrdiff_t) (bi * strideA) * (ptrdiff_t) type_size(Atype);
+        const char * Bb = (const char *) B + (ptrdiff_t) (bi * strideB) * (ptrdiff_t) type_size(Btype);
+        char * Cb = (char *) C + (ptrdiff_t) (bi * strideC) * (ptrdiff_t) type_size(Ctype);
+        if (!operand_ok(Ab, k > 0 ? a_rows : 0, a_cols, lda, type_size(Atype), dev, &why)) {
+            fatal("%s on device %d: A = %p (%d x %d, lda %d, %s) is not device memory of device %d: %s", api, dev, (const void *) Ab,
+                  a_rows, a_cols, lda, type_name(Atype), dev, why);
+        }
+        if (!operand_ok(Bb, k > 0 ? b_rows : 0, b_cols, ldb, type_size(Btype), dev, &why)) {
+            fatal("%s on device %d: B = %p (%d x %d, ldb %d, %s) is not device memory of device %d: %s", api, dev, (const void *) Bb,
+                  b_rows, b_cols, ldb, type_name(Btype), dev, why);
+        }
+        if (!operand_ok(Cb, m, n, ldc, type_size(Ctype), dev, &why)) {
+            fatal("%s on device %d: C = %p (%d x %d, ldc %d, %s) is not device memory of device %d: %s", api, dev, (void *) Cb, m,
+                  n, ldc, type_name(Ctype), dev, why);
+        }
     }
     std::unique_ptr<gemm_op> o(new gemm_op);
     o->device = dev;
@@ -389,6 +424,29 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
     o->ldc = ldc;
     o->in_round = rm;
     o->half_acc = half_acc;
+    o->api = api;
+    o->stride_a = strideA;
+    o->stride_b = strideB;
+    o->stride_c = strideC;
+    o->batch = batch;
     enqueue(s, std::move(o));
     return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                            int k, const void * alpha, const void * A, cudaDataType Atype, int lda, const void * B,
+                            cudaDataType Btype, int ldb, const void * beta, void * C, cudaDataType Ctype, int ldc,
+                            cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+    return gemm_impl("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta,
+                     C, Ctype, ldc, 0, 1, computeType, algo);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const void * alpha, const void * A, cudaDataType Atype,
+                                          int lda, long long int strideA, const void * B, cudaDataType Btype, int ldb,
+                                          long long int strideB, const void * beta, void * C, cudaDataType Ctype,
+                                          int ldc, long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+    return gemm_impl("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
+                     Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }

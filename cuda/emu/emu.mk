@@ -11,14 +11,22 @@
 
 BUILD          ?= build
 CXX            ?= g++
-CUDA_EMU_BUILD := $(BUILD)/cuda-emu
+CUDA_EMU_BUILD ?= $(BUILD)/cuda-emu
 CUDA_EMU_LIB   := $(CUDA_EMU_BUILD)/libggml-cuda.a
 
 # -ffp-contract=off: __fadd_rn/__fmul_rn and the quantizers must not be fused into FMAs
 CUDA_EMU_CXXFLAGS ?= -O2 -g
 CUDA_EMU_CXXFLAGS += -std=c++17 -fPIC -pthread -Wall -Wextra -ffp-contract=off -DGGML_CUDA_EMU \
                      -Icuda/emu/include -Iggml/include -Iggml/src
-CUDA_EMU_LDLIBS    = -lstdc++ -lm -pthread
+CUDA_EMU_LDLIBS    = $(CUDA_EMU_SAN) -lstdc++ -lm -pthread
+# extra instrumentation for the whole emulator build and its link (e.g. -fsanitize=alignment)
+CUDA_EMU_SAN      ?=
+CUDA_EMU_CXXFLAGS += $(CUDA_EMU_SAN)
+# the cuda/*.cu sources see the macros nvcc predefines when it compiles device code for sm_90
+# (CUDA 11.8): code that depends on them (ggml.h makes ggml_fp16_t the class `half` when
+# __CUDACC__ and __ARM_NEON are defined) is compiled as nvcc compiles it
+CUDA_EMU_NVCC_MACROS ?= -D__CUDACC__ -D__NVCC__ -D__CUDA_ARCH__=900 -D__CUDACC_VER_MAJOR__=11 \
+                        -D__CUDACC_VER_MINOR__=8 -D__CUDACC_VER_BUILD__=89
 
 CUDA_EMU_CU_SRCS  := $(wildcard cuda/*.cu)
 CUDA_EMU_SRCS     := cuda/emu/runtime.cpp cuda/emu/launch.cpp cuda/emu/cublas.cpp
@@ -38,7 +46,7 @@ $(CUDA_EMU_LIB): $(CUDA_EMU_CU_OBJS) $(CUDA_EMU_OBJS)
 
 $(CUDA_EMU_BUILD)/obj/%.o: cuda/%.cu $(CUDA_EMU_CU_HDRS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CUDA_EMU_CXXFLAGS) -x c++ -c $< -o $@
+	$(CXX) $(CUDA_EMU_CXXFLAGS) $(CUDA_EMU_NVCC_MACROS) -x c++ -c $< -o $@
 
 $(CUDA_EMU_BUILD)/obj/emu/%.o: cuda/emu/%.cpp $(CUDA_EMU_HDRS)
 	@mkdir -p $(dir $@)

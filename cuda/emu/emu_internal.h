@@ -18,7 +18,28 @@ constexpr size_t MAX_SHARED_MEMORY = 48 * 1024;
 
 // everything the runtime owns is protected by one (recursive) lock; device work runs under it
 std::recursive_mutex & big_lock();
-using guard = std::lock_guard<std::recursive_mutex>;
+
+// GGML_CUDA_EMU_STREAMS=threads: set once at initialisation
+extern bool g_threaded_streams;
+// after an API call, in threaded mode: sometimes let another host thread (a stream worker, the
+// caller's other threads) run first, so that interleavings between calls vary
+void perturb_after_call();
+
+// the lock of one API call (or of a worker's operation)
+struct guard {
+    std::recursive_mutex & mu;
+    explicit guard(std::recursive_mutex & m) : mu(m) {
+        mu.lock();
+    }
+    ~guard() {
+        mu.unlock();
+        if (g_threaded_streams) {
+            perturb_after_call();
+        }
+    }
+    guard(const guard &) = delete;
+    guard & operator=(const guard &) = delete;
+};
 
 // an operation queued on a stream
 struct op {

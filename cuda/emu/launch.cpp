@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <vector>
@@ -158,8 +159,61 @@ struct block_exec {
 block_exec               g_block;
 std::vector<stack_rec *> g_free_stacks;
 std::vector<stack_rec *> g_all_stacks;
-bool                     g_reverse = false;
+// GGML_CUDA_EMU_SCHEDULE: "" (in order), "reverse", "random" (GGML_CUDA_EMU_SEED, else a seed
+// drawn per process and printed once on stderr)
+enum schedule_mode { S_ORDER, S_REVERSE, S_RANDOM };
+schedule_mode            g_sched = S_ORDER;
 bool                     g_env_read = false;
+uint64_t                 g_rng = 0;
+std::vector<unsigned>    g_order;     // thread order of one scheduling round (S_RANDOM)
+std::vector<uint64_t>    g_block_ord; // block order of one launch (S_RANDOM)
+
+// splitmix64
+inline uint64_t rng_next() {
+    uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// uniform in [0, n) (n > 0; the modulo bias is irrelevant here)
+inline uint64_t rng_below(uint64_t n) {
+    return rng_next() % n;
+}
+
+template <typename T> void shuffle(std::vector<T> & v) {
+    for (size_t i = v.size(); i > 1; i--) {
+        const size_t j = (size_t) rng_below(i);
+        T t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+}
+
+void read_schedule_env() {
+    g_env_read = true;
+    const char * s = getenv("GGML_CUDA_EMU_SCHEDULE");
+    if (s == nullptr || *s == '\0' || strcmp(s, "order") == 0) {
+        g_sched = S_ORDER;
+    } else if (strcmp(s, "reverse") == 0) {
+        g_sched = S_REVERSE;
+    } else if (strcmp(s, "random") == 0) {
+        g_sched = S_RANDOM;
+        const char * seed = getenv("GGML_CUDA_EMU_SEED");
+        if (seed != nullptr && *seed != '\0') {
+            g_rng = strtoull(seed, nullptr, 0);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            g_rng = ((uint64_t) ts.tv_nsec << 20) ^ (uint64_t) ts.tv_sec ^ ((uint64_t) getpid() << 40);
+            g_rng = rng_next() & 0xffffffffull;
+        }
+        fprintf(stderr, "ggml-go CUDA emulator: random block order and thread interleaving, "
+                        "GGML_CUDA_EMU_SEED=%llu reproduces this run\n", (unsigned long long) g_rng);
+    } else {
+        fatal("GGML_CUDA_EMU_SCHEDULE=%s: expected order, reverse or random", s);
+    }
+}
 
 struct dyn_region {
     char * base; // MAX_SHARED_MEMORY bytes, then a guard page
@@ -421,7 +475,20 @@ void run_block() {
         c.stk = nullptr;
     }
     for (;;) {
-        if (g_reverse) {
+        if (g_sched == S_RANDOM) {
+            // every round (threads run until they reach a barrier or shuffle, or exit) in a new
+            // random order: results that depend on the order of unsynchronised accesses change
+            g_order.resize(n);
+            for (unsigned i = 0; i < n; i++) {
+                g_order[i] = i;
+            }
+            shuffle(g_order);
+            for (unsigned i = 0; i < n; i++) {
+                if (b.th[g_order[i]].state == T_READY) {
+                    run(&b.th[g_order[i]]);
+                }
+            }
+        } else if (g_sched == S_REVERSE) {
             for (unsigned i = n; i-- > 0;) {
                 if (b.th[i].state == T_READY) {
                     run(&b.th[i]);
@@ -447,9 +514,7 @@ void run_block() {
 
 void run_kernel(const kernel_launch & l) {
     if (!g_env_read) {
-        g_env_read = true;
-        const char * s = getenv("GGML_CUDA_EMU_SCHEDULE");
-        g_reverse = s != nullptr && strcmp(s, "reverse") == 0;
+        read_schedule_env();
     }
     ensure_fault_handler_on_this_thread();
     ensure_dyn_region();
@@ -474,8 +539,15 @@ void run_kernel(const kernel_launch & l) {
     tls_dyn->shmem = l.cfg.shmem;
     tls_dyn_ptr = tls_dyn->base + MAX_SHARED_MEMORY - dyn_bytes;
     const uint64_t nblocks = (uint64_t) gd.x * gd.y * gd.z;
+    if (g_sched == S_RANDOM) {
+        g_block_ord.resize(nblocks);
+        for (uint64_t k = 0; k < nblocks; k++) {
+            g_block_ord[k] = k;
+        }
+        shuffle(g_block_ord);
+    }
     for (uint64_t k = 0; k < nblocks; k++) {
-        const uint64_t bk = g_reverse ? nblocks - 1 - k : k;
+        const uint64_t bk = g_sched == S_RANDOM ? g_block_ord[k] : (g_sched == S_REVERSE ? nblocks - 1 - k : k);
         tls.block_idx = uint3{ (unsigned) (bk % gd.x), (unsigned) ((bk / gd.x) % gd.y), (unsigned) (bk / ((uint64_t) gd.x * gd.y)) };
         if (dyn_bytes > 0) {
             memset(tls_dyn_ptr, 0xff, dyn_bytes); // uninitialised shared memory reads as NaN

@@ -1,11 +1,13 @@
 // runtime.cpp - the emulated CUDA runtime: devices, device memory (PROT_NONE outside device
 // operations, guard pages after every allocation), pinned host memory, streams (operations are
-// queued and run only when the host synchronises), copies, memsets, kernel launch validation,
-// errors, and the SIGSEGV reporter.
+// queued and run only when the host synchronises; with GGML_CUDA_EMU_STREAMS=threads every
+// stream also has a host thread that runs its work as soon as it is queued), copies, memsets,
+// kernel launch validation, errors, and the SIGSEGV reporter.
 
 #include "emu_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <map>
+#include <thread>
 #include <set>
 #include <vector>
 
@@ -61,6 +65,7 @@ struct state_t {
     uint32_t                       open_mask = 0;
     size_t                         page = 4096;
     bool                           quiet = false;
+    bool                           threaded = false; // GGML_CUDA_EMU_STREAMS=threads
 };
 
 state_t * g = nullptr;
@@ -82,6 +87,31 @@ size_t round_up(size_t v, size_t a) {
     return (v + a - 1) / a * a;
 }
 
+// GGML_CUDA_EMU_STREAMS=threads: woken when work is queued or a stream is destroyed (never
+// destroyed itself: detached workers may still wait on it at exit)
+std::condition_variable_any & work_cv() {
+    static std::condition_variable_any * cv = new std::condition_variable_any;
+    return *cv;
+}
+
+void run_front(CUstream_st * s);
+void finish_device_work();
+
+// a stream's own host thread (threaded mode): runs the stream's work as soon as it is queued,
+// concurrently with the host code that queued it (operations still run one at a time, under
+// the runtime lock, and the synchronising calls still run what is left themselves)
+void stream_worker(CUstream_st * s) {
+    std::unique_lock<std::recursive_mutex> lk(big_lock());
+    for (;;) {
+        work_cv().wait(lk, [s] { return !s->q.empty() || !s->alive; });
+        if (s->q.empty()) {
+            return; // destroyed
+        }
+        run_front(s);
+        finish_device_work();
+    }
+}
+
 CUstream_st * make_stream(int device, unsigned flags, bool is_default) {
     CUstream_st * s = new CUstream_st;
     s->device = device;
@@ -90,6 +120,9 @@ CUstream_st * make_stream(int device, unsigned flags, bool is_default) {
     s->is_default = is_default;
     g->all_streams.insert(s);
     g->dev[device].streams.push_back(s);
+    if (g->threaded) {
+        std::thread(stream_worker, s).detach();
+    }
     return s;
 }
 
@@ -116,6 +149,13 @@ void init_locked() {
         }
     }
     g->ndev = n;
+    const char * st = getenv("GGML_CUDA_EMU_STREAMS");
+    if (st != nullptr && strcmp(st, "threads") == 0) {
+        g->threaded = true;
+        g_threaded_streams = true;
+    } else if (st != nullptr && st[0] != '\0' && strcmp(st, "sync") != 0) {
+        fprintf(stderr, "ggml_cuda_emu: GGML_CUDA_EMU_STREAMS=%s: expected sync or threads, using sync\n", st);
+    }
     for (int d = 0; d < n; d++) {
         g->dev[d].default_stream = make_stream(d, cudaStreamDefault, true);
     }
@@ -590,6 +630,23 @@ std::recursive_mutex & big_lock() {
     return mu;
 }
 
+bool g_threaded_streams = false;
+
+void perturb_after_call() {
+    static __thread uint64_t r = 0;
+    if (r == 0) {
+        r = (uint64_t) (uintptr_t) &r ^ 0x9e3779b97f4a7c15ull;
+    }
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    if ((r & 3) == 0) {
+        usleep((useconds_t) (1 + (r >> 8) % 50));
+    } else {
+        sched_yield();
+    }
+}
+
 cudaError_t fail(cudaError_t e, const char * fmt, ...) {
     tls_last_error = e;
     if (g == nullptr || !g->quiet) {
@@ -650,6 +707,9 @@ cudaStream_t default_stream(int device) {
 void enqueue(cudaStream_t s, std::unique_ptr<op> o) {
     o->seq = ++g->seq;
     s->q.push_back(std::move(o));
+    if (g->threaded) {
+        work_cv().notify_all();
+    }
 }
 
 void flush_stream_of(cudaStream_t s) {
@@ -1147,6 +1207,9 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     stream->alive = false;
     std::vector<CUstream_st *> & v = g->dev[stream->device].streams;
     v.erase(std::remove(v.begin(), v.end(), stream), v.end());
+    if (g->threaded) {
+        work_cv().notify_all(); // its worker ends
+    }
     return cudaSuccess;
 }
 

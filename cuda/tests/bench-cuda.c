@@ -1,4 +1,4 @@
-// bench-cuda.c - mul_mat throughput on CUDA0: weights 4096 x 4096 of F16, Q4_0 and Q4_K (and
+// bench-cuda.c - mul_mat throughput on CUDA0: weights 4096 x 4096 of F16, Q4_0, Q4_K, Q8_0 (and
 // F32), src1 batch 1 (mat-vec: weight bandwidth) and 512 (GEMM: FLOP/s). Median of BENCH_REPS
 // timed graph computations after a warm-up (graph_compute synchronises before returning).
 // Skips when no device is present.
@@ -41,7 +41,7 @@ int main(int argc, char ** argv) {
     printf("device: %s; weights %lld x %lld; median of %d runs\n", desc, (long long) M, (long long) K, reps);
     printf("%-6s %6s %12s %10s %10s\n", "type", "batch", "time(us)", "GFLOP/s", "GB/s(w)");
 
-    const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K };
+    const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q8_0 };
     const int64_t batches[] = { 1, 512 };
     for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
         for (size_t bi = 0; bi < 2; bi++) {

@@ -17,6 +17,7 @@
 #include "../../ggml/tests/testing.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -283,6 +284,13 @@ static struct ggml_tensor * b_simple(struct ggml_context * ctx, const int * p) {
         default: return ggml_alibi(ctx, x, 5, 10, 0.5f);
     }
 }
+// SUM over more elements than CU_SUM_PARTS blocks of 256 threads cover (grid-stride partial sums),
+// through a permuted view
+static struct ggml_tensor * b_sum_big(struct ggml_context * ctx, const int * p) {
+    (void) p;
+    struct ggml_tensor * x = in4(ctx, GGML_TYPE_F32, 1031, 300, 5, 1, -1.0f, 1.0f);
+    return ggml_sum(ctx, ggml_permute(ctx, x, 1, 0, 2, 3));
+}
 static struct ggml_tensor * b_norm(struct ggml_context * ctx, const int * p) {
     const float eps[4] = { 1e-6f, 1e-5f, 1e-3f, 1e-1f };
     struct ggml_tensor * x = in(ctx, GGML_TYPE_F32, 64, 10, 10, 10);
@@ -346,6 +354,11 @@ static struct ggml_tensor * b_concat(struct ggml_context * ctx, const int * p) {
 }
 static struct ggml_tensor * b_argsort(struct ggml_context * ctx, const int * p) {
     return ggml_argsort(ctx, in(ctx, GGML_TYPE_F32, p[0], p[1], p[2], 1), (enum ggml_sort_order) p[3]);
+}
+// argsort of a row full of ties (STEP of random values: 0 or 1): the order must be the stable one
+static struct ggml_tensor * b_argsort_ties(struct ggml_context * ctx, const int * p) {
+    struct ggml_tensor * x = ggml_step(ctx, in(ctx, GGML_TYPE_F32, p[0], p[1], 1, 1));
+    return ggml_argsort(ctx, x, (enum ggml_sort_order) p[2]);
 }
 static struct ggml_tensor * b_acc(struct ggml_context * ctx, const int * p) {
     struct ggml_tensor * a = in(ctx, GGML_TYPE_F32, 10, 10, 10, 10);
@@ -448,6 +461,7 @@ static void test_ops(void) {
     for (int k = 0; k < 14; k++) {
         CASE(simple[k], k == 7 ? 1e-6 : TH_DEFAULT, b_simple, k);
     }
+    CASE("SUM(1.5M elements, permuted)", 1e-6, b_sum_big, 0);
     for (int e = 0; e < 4; e++) {
         snprintf(name, sizeof(name), "NORM(eps#%d)", e);
         CASE(name, TH_DEFAULT, b_norm, 0, e);
@@ -472,6 +486,14 @@ static void test_ops(void) {
             // large batch: the dequantize + cuBLAS path
             snprintf(name, sizeof(name), "MUL_MAT(%s,%s,m=64,n=40,k=512)", ggml_type_name(ta), ggml_type_name(tbt));
             CASE(name, TH_MATMUL, b_mul_mat, ta, tbt, 64, 40, 512, 1, 1, 1, 1);
+            // batches without broadcast (one strided-batched GEMM stepping through the weights)
+            // and with broadcast (r2 = 3: the slices that share a weight matrix), cuBLAS paths
+            snprintf(name, sizeof(name), "MUL_MAT(%s,%s,n=12,bs=[3,2],nr=[1,1])", ggml_type_name(ta),
+                     ggml_type_name(tbt));
+            CASE(name, TH_MATMUL, b_mul_mat, ta, tbt, 16, 12, 256, 3, 2, 1, 1);
+            snprintf(name, sizeof(name), "MUL_MAT(%s,%s,n=12,bs=[2,1],nr=[3,2])", ggml_type_name(ta),
+                     ggml_type_name(tbt));
+            CASE(name, TH_MATMUL, b_mul_mat, ta, tbt, 16, 12, 256, 2, 1, 3, 2);
         }
         snprintf(name, sizeof(name), "MUL_MAT(%s,transposed src1)", ggml_type_name(all_types[t]));
         CASE(name, TH_MATMUL, b_mul_mat_t, all_types[t], 0, 16, 5, 256);
@@ -508,6 +530,11 @@ static void test_ops(void) {
     for (int o = 0; o < 2; o++) {
         CASE(o ? "ARGSORT(8,desc)" : "ARGSORT(8,asc)", TH_DEFAULT, b_argsort, 8, 1, 1, o);
         CASE(o ? "ARGSORT(16x10x10,desc)" : "ARGSORT(16x10x10,asc)", TH_DEFAULT, b_argsort, 16, 10, 10, o);
+        CASE(o ? "ARGSORT(1000x3,desc)" : "ARGSORT(1000x3,asc)", TH_DEFAULT, b_argsort, 1000, 3, 1, o);
+        CASE(o ? "ARGSORT(4096x2,desc)" : "ARGSORT(4096x2,asc)", TH_DEFAULT, b_argsort, 4096, 2, 1, o);
+        CASE(o ? "ARGSORT(5000x2,desc)" : "ARGSORT(5000x2,asc)", TH_DEFAULT, b_argsort, 5000, 2, 1, o);
+        CASE(o ? "ARGSORT(ties 777x3,desc)" : "ARGSORT(ties 777x3,asc)", 0.0, b_argsort_ties, 777, 3, o);
+        CASE(o ? "ARGSORT(ties 5000,desc)" : "ARGSORT(ties 5000,asc)", 0.0, b_argsort_ties, 5000, 1, o);
     }
     CASE("ACC", TH_DEFAULT, b_acc, 0);
     CASE("SET", TH_DEFAULT, b_acc, 1);
@@ -760,6 +787,114 @@ static void test_registry(void) {
     T_CHECK(desc[0] != '\0' && tot > 0 && fr <= tot);
 }
 
+// several host threads, each with its own CUDA backend (devices round-robin), compute the same
+// graph concurrently: MUL_MAT with weights in one shared CUDA_Split buffer (so the per-device
+// helper contexts are used by every backend at once) and with the thread's own copy of the
+// weights, then ADD and SOFT_MAX. Every result must be bit-identical to the single-threaded one.
+// With GGML_CUDA_EMU_STREAMS=threads the emulator runs each stream's work on a thread of its own.
+#define STRESS_THREADS 4
+#define STRESS_ITERS   5
+#define STRESS_K       512
+#define STRESS_M       96
+#define STRESS_N       3
+
+struct stress_arg {
+    int                  device;
+    struct ggml_tensor * wsplit; // shared, in the split buffer
+    const char *         wbytes; // the same weights, to upload into the thread's own buffer
+    const float *        x;
+    const float *        want;   // [2][STRESS_M * STRESS_N]: split result, local result
+    int                  bad;    // failures seen by the thread (checked by the main thread)
+};
+
+// builds and computes the graph on `be` `iters` times; out (when not NULL) receives the results
+static int stress_run(ggml_backend_t be, struct stress_arg * a, int iters, float * out) {
+    struct ggml_context * ctx = ggml_init((struct ggml_init_params) { 16 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true });
+    struct ggml_tensor * x  = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, STRESS_K, STRESS_N);
+    struct ggml_tensor * wl = ggml_new_tensor_2d(ctx, a->wsplit->type, STRESS_K, STRESS_M);
+    struct ggml_tensor * y1 = ggml_mul_mat(ctx, a->wsplit, x);
+    struct ggml_tensor * y2 = ggml_soft_max(ctx, ggml_add(ctx, ggml_mul_mat(ctx, wl, x), y1));
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y1);
+    ggml_build_forward_expand(gf, y2);
+    int bad = 0;
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, be);
+    if (buf == NULL) {
+        ggml_free(ctx);
+        return 1;
+    }
+    ggml_backend_tensor_set(x, a->x, 0, ggml_nbytes(x));
+    ggml_backend_tensor_set(wl, a->wbytes, 0, ggml_nbytes(wl));
+    float got[2][STRESS_M * STRESS_N];
+    for (int it = 0; it < iters; it++) {
+        if (!ggml_backend_graph_compute(be, gf)) {
+            bad++;
+            continue;
+        }
+        ggml_backend_tensor_get(y1, got[0], 0, sizeof(got[0]));
+        ggml_backend_tensor_get(y2, got[1], 0, sizeof(got[1]));
+        if (out != NULL) {
+            memcpy(out, got, sizeof(got));
+        } else if (memcmp(got, a->want, sizeof(got)) != 0) {
+            bad++;
+        }
+    }
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    return bad;
+}
+
+static void * stress_thread(void * p) {
+    struct stress_arg * a = p;
+    ggml_backend_t be = ggml_backend_cuda_init(a->device);
+    if (be == NULL) {
+        a->bad++;
+        return NULL;
+    }
+    a->bad += stress_run(be, a, STRESS_ITERS, NULL);
+    ggml_backend_free(be);
+    return NULL;
+}
+
+static void test_threads(void) {
+    const int ndev = ggml_backend_cuda_get_device_count();
+    struct ggml_context * wctx = ggml_init((struct ggml_init_params) { 4 * ggml_tensor_overhead(), NULL, true });
+    struct ggml_tensor * w = ggml_new_tensor_2d(wctx, GGML_TYPE_Q4_0, STRESS_K, STRESS_M);
+    ggml_backend_buffer_t wb = ggml_backend_alloc_ctx_tensors_from_buft(wctx, ggml_backend_cuda_split_buffer_type(NULL));
+    T_CHECK(wb != NULL);
+    if (wb == NULL) {
+        ggml_free(wctx);
+        return;
+    }
+    n_inputs = 0;
+    inputs[n_inputs++] = (struct input) { w, -1.0f, 1.0f };
+    fill_input(&inputs[0]);
+    char * wbytes = malloc(ggml_nbytes(w));
+    ggml_backend_tensor_get(w, wbytes, 0, ggml_nbytes(w));
+    // every thread its own src1 (a thread that computes with another's data is caught)
+    static float x[STRESS_THREADS][STRESS_K * STRESS_N];
+    static float want[STRESS_THREADS][2][STRESS_M * STRESS_N];
+    struct stress_arg args[STRESS_THREADS];
+    for (int t = 0; t < STRESS_THREADS; t++) {
+        for (int i = 0; i < STRESS_K * STRESS_N; i++) x[t][i] = cosf(0.37f * (float) i + (float) t);
+        args[t] = (struct stress_arg) { t % ndev, w, wbytes, x[t], &want[t][0][0], 0 };
+        // the reference: one thread, the main backend
+        T_CHECK(stress_run(cuda, &args[t], 1, &want[t][0][0]) == 0);
+    }
+    pthread_t th[STRESS_THREADS];
+    for (int t = 0; t < STRESS_THREADS; t++) {
+        T_CHECK(pthread_create(&th[t], NULL, stress_thread, &args[t]) == 0);
+    }
+    for (int t = 0; t < STRESS_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        T_CHECK_MSG(args[t].bad == 0, "thread %d (CUDA%d): %d of %d computations failed or differed", t,
+                    args[t].device, args[t].bad, STRESS_ITERS);
+    }
+    free(wbytes);
+    ggml_backend_buffer_free(wb);
+    ggml_free(wctx);
+}
+
 int main(void) {
     ggml_x_backend_cuda_register();
     const int n = ggml_backend_cuda_get_device_count();
@@ -779,6 +914,7 @@ int main(void) {
     T_RUN(test_split_buffer);
     T_RUN(test_sched_fallback);
     T_RUN(test_ops);
+    T_RUN(test_threads);
     ggml_backend_free(cuda);
     ggml_backend_free(cpu);
     return T_SUMMARY();

@@ -69,4 +69,12 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
                             cudaDataType Btype, int ldb, const void * beta, void * C, cudaDataType Ctype, int ldc,
                             cublasComputeType_t computeType, cublasGemmAlgo_t algo);
 
+// batchCount products C_i = alpha * op(A_i) * op(B_i) + beta * C_i, X_i = X + i * strideX elements
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const void * alpha, const void * A, cudaDataType Atype,
+                                          int lda, long long int strideA, const void * B, cudaDataType Btype, int ldb,
+                                          long long int strideB, const void * beta, void * C, cudaDataType Ctype,
+                                          int ldc, long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo);
+
 #endif // GGML_CUDA_EMU_CUBLAS_V2_H

@@ -72,6 +72,16 @@ inline float f16_bits_to_f32(unsigned short h) {
     return f;
 }
 
+// half -> integer, rounded toward zero and clamped to [lo, hi] (NaN -> 0), as CUDA's __half2*_rz
+inline double f16_to_int_rz(unsigned short h, double lo, double hi) {
+    const double v = (double) f16_bits_to_f32(h);
+    if (v != v) {
+        return 0.0;
+    }
+    const double t = v < 0 ? -__builtin_floor(-v) : __builtin_floor(v);
+    return t < lo ? lo : (t > hi ? hi : t);
+}
+
 } // namespace ggml_cuda_emu
 
 struct __half {
@@ -86,6 +96,24 @@ struct __half {
     __half & operator=(const __half_raw & r) {
         __x = r.x;
         return *this;
+    }
+
+    // CUDA's integral conversions convert the *value* (constructors round to nearest, conversion
+    // operators truncate toward zero): code that moves raw bits through an integer breaks here
+    // as it does on a GPU (e.g. ggml_fp16_t, which ggml.h makes `half` for nvcc on ARM hosts)
+    __half(short v) : __half((float) v) {}
+    __half(unsigned short v) : __half((float) v) {}
+    __half(int v) : __half((float) v) {}
+    __half(unsigned int v) : __half((float) v) {}
+    __half(long long v) : __half((float) v) {}
+    __half(unsigned long long v) : __half((float) v) {}
+    operator short() const { return (short) ::ggml_cuda_emu::f16_to_int_rz(__x, -32768.0, 32767.0); }
+    operator unsigned short() const { return (unsigned short) ::ggml_cuda_emu::f16_to_int_rz(__x, 0.0, 65535.0); }
+    operator int() const { return (int) ::ggml_cuda_emu::f16_to_int_rz(__x, -2147483648.0, 2147483647.0); }
+    operator unsigned int() const { return (unsigned int) ::ggml_cuda_emu::f16_to_int_rz(__x, 0.0, 4294967295.0); }
+    operator long long() const { return (long long) ::ggml_cuda_emu::f16_to_int_rz(__x, -9.2e18, 9.2e18); }
+    operator unsigned long long() const {
+        return (unsigned long long) ::ggml_cuda_emu::f16_to_int_rz(__x, 0.0, 1.8e19);
     }
 };
 

@@ -734,16 +734,30 @@ static void test_dynamic_shared() {
 // ---------------------------------------------------------------------------------------------
 // fp16
 
+// the compiler's binary16 type, the reference for the conversions (g++ for aarch64 has no
+// _Float16 in C++ before GCC 13; its __fp16 is IEEE binary16)
+#if defined(__aarch64__)
+typedef __fp16 ref_f16;
+#else
+typedef _Float16 ref_f16;
+#endif
+
 static void test_fp16() {
+    // CUDA's integral conversions of half convert values (they do not copy bits)
+    {
+        const __half h = (unsigned short) 0x3c00; // 15360.0, not 1.0
+        CHECK(__half2float(h) == 15360.0f);
+        const __half one = __float2half_rn(1.75f);
+        CHECK((unsigned short) one == 1);         // 1.75 truncated, not the bits 0x3f00
+        CHECK((int) __float2half_rn(-2.5f) == -2);
+    }
     // every half converts to float and back exactly
     bool good = true;
     for (uint32_t b = 0; b < 65536; b++) {
         __half_raw r;
         r.x = (unsigned short) b;
         const float f = __half2float(__half(r));
-        const _Float16 ref = (_Float16) 0; // reference value of the same bits
-        (void) ref;
-        _Float16 hb;
+        ref_f16 hb;
         memcpy(&hb, &r.x, 2);
         const float fr = (float) hb;
         if (isnan(fr)) {
@@ -755,14 +769,14 @@ static void test_fp16() {
         good = good && back == r.x;
     }
     CHECK(good);
-    // float -> half against the compiler's _Float16 (round to nearest even), on a dense sample
+    // float -> half against the compiler's binary16 (round to nearest even), on a dense sample
     good = true;
     uint64_t bad = 0;
     for (uint64_t x = 0; x < 0x100000000ull; x += 997) {
         const uint32_t bits = (uint32_t) x;
         float f;
         memcpy(&f, &bits, 4);
-        const _Float16 r = (_Float16) f;
+        const ref_f16 r = (ref_f16) f;
         unsigned short rb;
         memcpy(&rb, &r, 2);
         const unsigned short mb = __half_raw(__float2half_rn(f)).x;
@@ -920,6 +934,33 @@ static void test_cublas() {
           CUBLAS_STATUS_NOT_SUPPORTED);
     CHECK(gemm(CUBLAS_OP_N, 0, 2, 3, 1, 3, 1, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F) ==
           CUBLAS_STATUS_SUCCESS); // empty
+    // strided batch: 3 products of 2 x 2 matrices, B shared (stride 0), C slices 5 apart
+    {
+        const float a3[12] = { 1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4 }, b2[4] = { 1, 0, 1, 1 };
+        OK(cudaMemcpy(dA, a3, sizeof(a3), cudaMemcpyHostToDevice));
+        OK(cudaMemcpy(dB, b2, sizeof(b2), cudaMemcpyHostToDevice));
+        OK(cudaMemset(dC, 0xff, 15 * sizeof(float)));
+        CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dA, CUDA_R_32F, 2, 4, dB,
+                                         CUDA_R_32F, 2, 0, &zero, dC, CUDA_R_32F, 2, 5, 3, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+        float c15[15];
+        OK(cudaMemcpy(c15, dC, sizeof(c15), cudaMemcpyDeviceToHost));
+        bool bgood = true;
+        for (int b = 0; b < 3; b++) {
+            const float * a = a3 + 4 * b; // column-major 2 x 2: C = A * [[1, 1], [0, 1]]
+            const float want[4] = { a[0], a[1], a[0] + a[2], a[1] + a[3] };
+            for (int i = 0; i < 4; i++) bgood = bgood && c15[5 * b + i] == want[i];
+            bgood = bgood && (b == 2 || isnan(c15[5 * b + 4])); // the gap is not written
+        }
+        CHECK(bgood);
+        // results that overlap (strideC 3 < 4 elements) and a negative count are rejected
+        CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dA, CUDA_R_32F, 2, 4, dB,
+                                         CUDA_R_32F, 2, 0, &zero, dC, CUDA_R_32F, 2, 3, 3, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+        CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dA, CUDA_R_32F, 2, 4, dB,
+                                         CUDA_R_32F, 2, 0, &zero, dC, CUDA_R_32F, 2, 5, -1, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+    }
     // the handle belongs to device 0
     OK(cudaSetDevice(1));
     CHECK(gemm(CUBLAS_OP_N, 4, 2, 3, 4, 3, 4, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F) ==
