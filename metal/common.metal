@@ -1,0 +1,150 @@
+// common.metal - what every kernel family shares: quantized block layouts (as in ggml-quants.h),
+// the one kernel signature every kernel uses, element loads/stores by ggml type, and
+// threadgroup reductions. The embedded source is this file, ggml-metal-kargs.h, then the
+// family files in name order.
+//
+// Every kernel takes the argument block (buffer 0), up to three sources and the destination
+// (buffers 1..4, unused ones bound to the destination), threadgroup scratch memory
+// (threadgroup(0)) and its position; the host (ggml-metal-ops.m) binds them all the same way.
+
+#include <metal_stdlib>
+
+using namespace metal;
+
+// [[threadgroup(0)]] spelled through a macro: the C++ shim of metal/emu defines the word
+// `threadgroup` away as an address space, which would also empty the attribute
+#ifdef GGML_METAL_EMU_KERNELS
+#define GGML_METAL_TG0
+#else
+#define GGML_METAL_TG0 [[threadgroup(0)]]
+#endif
+
+#define GGML_METAL_KERNEL_ARGS                                   \
+    constant ggml_metal_kargs & args  [[buffer(0)]],             \
+    device const char *         src0  [[buffer(1)]],             \
+    device const char *         src1  [[buffer(2)]],             \
+    device const char *         src2  [[buffer(3)]],             \
+    device char *               dst   [[buffer(4)]],             \
+    threadgroup char *          shmem GGML_METAL_TG0,            \
+    uint3                       tgpig [[threadgroup_position_in_grid]],   \
+    uint3                       tpitg [[thread_position_in_threadgroup]], \
+    uint3                       ntg   [[threads_per_threadgroup]],        \
+    uint                        tiisg [[thread_index_in_simdgroup]],      \
+    uint                        sgitg [[simdgroup_index_in_threadgroup]]
+
+// the same parameters for helper functions (attributes belong to kernels only), and the call
+#define GGML_METAL_FN_ARGS                                                          \
+    constant ggml_metal_kargs & args, device const char * src0,                     \
+    device const char * src1, device const char * src2, device char * dst,          \
+    threadgroup char * shmem, uint3 tgpig, uint3 tpitg, uint3 ntg, uint tiisg, uint sgitg
+#define GGML_METAL_CALL args, src0, src1, src2, dst, shmem, tgpig, tpitg, ntg, tiisg, sgitg
+
+#define QK4_0 32
+#define QK4_1 32
+#define QK8_0 32
+
+typedef struct {
+    half    d;
+    uint8_t qs[QK4_0 / 2];
+} block_q4_0;
+
+typedef struct {
+    half    d;
+    half    m;
+    uint8_t qs[QK4_1 / 2];
+} block_q4_1;
+
+typedef struct {
+    half   d;
+    int8_t qs[QK8_0];
+} block_q8_0;
+
+// ggml_type values the kernels dispatch on at run time
+#define GGML_METAL_T_F32  0
+#define GGML_METAL_T_F16  1
+#define GGML_METAL_T_Q4_0 2
+#define GGML_METAL_T_Q4_1 3
+#define GGML_METAL_T_Q8_0 8
+
+// element j of a row of type `type` starting at row
+inline float load_elem(int type, device const char * row, int64_t j) {
+    switch (type) {
+    case GGML_METAL_T_F16:
+        return (float) ((device const half *) row)[j];
+    case GGML_METAL_T_Q4_0: {
+        device const block_q4_0 * b = (device const block_q4_0 *) row + j / QK4_0;
+        const int k = (int) (j % QK4_0);
+        const int q = k < QK4_0 / 2 ? (b->qs[k] & 0x0f) : (b->qs[k - QK4_0 / 2] >> 4);
+        return (float) b->d * (float) (q - 8);
+    }
+    case GGML_METAL_T_Q4_1: {
+        device const block_q4_1 * b = (device const block_q4_1 *) row + j / QK4_1;
+        const int k = (int) (j % QK4_1);
+        const int q = k < QK4_1 / 2 ? (b->qs[k] & 0x0f) : (b->qs[k - QK4_1 / 2] >> 4);
+        return (float) b->d * (float) q + (float) b->m;
+    }
+    case GGML_METAL_T_Q8_0: {
+        device const block_q8_0 * b = (device const block_q8_0 *) row + j / QK8_0;
+        return (float) b->d * (float) b->qs[j % QK8_0];
+    }
+    default:
+        return ((device const float *) row)[j];
+    }
+}
+
+// store v as element j of an F32 or F16 row
+inline void store_elem(int type, device char * row, int64_t j, float v) {
+    if (type == GGML_METAL_T_F16) {
+        ((device half *) row)[j] = (half) v;
+    } else {
+        ((device float *) row)[j] = v;
+    }
+}
+
+// sum of v over the threadgroup with SIMD-group reductions: buf holds one float per SIMD group;
+// every thread gets the sum
+inline float tg_sum_simd(float v, threadgroup float * buf, uint tiisg, uint sgitg, uint nthreads) {
+    const uint nsg = (nthreads + 31) / 32;
+    v = simd_sum(v);
+    threadgroup_barrier(mem_flags::mem_threadgroup); // earlier readers of buf are done
+    if (tiisg == 0) {
+        buf[sgitg] = v;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float r = 0.0f;
+    for (uint i = 0; i < nsg; i++) {
+        r += buf[i];
+    }
+    return r;
+}
+
+// maximum of v over the threadgroup, as tg_sum_simd
+inline float tg_max_simd(float v, threadgroup float * buf, uint tiisg, uint sgitg, uint nthreads) {
+    const uint nsg = (nthreads + 31) / 32;
+    v = simd_max(v);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (tiisg == 0) {
+        buf[sgitg] = v;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float r = -INFINITY;
+    for (uint i = 0; i < nsg; i++) {
+        r = max(r, buf[i]);
+    }
+    return r;
+}
+
+// sum of v over the threadgroup without SIMD-group functions (a tree in threadgroup memory;
+// nthreads must be a power of two and buf must hold nthreads floats)
+inline float tg_sum_tree(float v, threadgroup float * buf, uint tid, uint nthreads) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    buf[tid] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint s = nthreads / 2; s > 0; s /= 2) {
+        if (tid < s) {
+            buf[tid] += buf[tid + s];
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    return buf[0];
+}

@@ -1,0 +1,326 @@
+//go:build darwin && metal && !metalemu
+
+// ggml-metal-ops.m - which ops the Metal backend computes (supports_op) and how a graph node
+// becomes a kernel dispatch: the argument block (ggml-metal-kargs.h) at buffer 0, src0..src2
+// and dst at buffers 1..4 (missing sources bound to dst), threadgroup memory at index 0.
+// supports_op claims exactly what the kernels of metal/*.metal compute; ops that need
+// SIMD-group reductions (MUL_MAT, SOFT_MAX, RMS_NORM) only on Apple7+ / Metal3 devices.
+
+#import "ggml-metal-impl.h"
+
+#include "ggml-impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static int32_t op_i32(const struct ggml_tensor * t, int i) {
+    int32_t v;
+    memcpy(&v, (const char *) t->op_params + i * sizeof(int32_t), sizeof(v));
+    return v;
+}
+
+static float op_f32(const struct ggml_tensor * t, int i) {
+    float v;
+    memcpy(&v, (const char *) t->op_params + i * sizeof(float), sizeof(v));
+    return v;
+}
+
+static bool all_f32(const struct ggml_tensor * op) {
+    for (int i = 0; i < GGML_MAX_SRC && op->src[i] != NULL; i++) {
+        if (op->src[i]->type != GGML_TYPE_F32) {
+            return false;
+        }
+    }
+    return op->type == GGML_TYPE_F32;
+}
+
+// b repeats to the shape of a
+static bool repeats_to(const struct ggml_tensor * b, const struct ggml_tensor * a) {
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (b->ne[d] == 0 || a->ne[d] % b->ne[d] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool same_shape(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    for (int d = 0; d < GGML_MAX_DIMS; d++) {
+        if (a->ne[d] != b->ne[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool is_f32_or_f16(enum ggml_type t) {
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
+}
+
+static bool mul_mat_src0_type(enum ggml_type t) {
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 ||
+           t == GGML_TYPE_Q8_0;
+}
+
+bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct ggml_tensor * op) {
+    const struct ggml_tensor * src0 = op->src[0];
+    const struct ggml_tensor * src1 = op->src[1];
+    switch (op->op) {
+    case GGML_OP_NONE:
+    case GGML_OP_RESHAPE:
+    case GGML_OP_VIEW:
+    case GGML_OP_TRANSPOSE:
+    case GGML_OP_PERMUTE:
+        return true;
+    case GGML_OP_ADD:
+    case GGML_OP_MUL:
+    case GGML_OP_DIV:
+        return src0 != NULL && src1 != NULL && all_f32(op) && same_shape(src0, op) && repeats_to(src1, src0);
+    case GGML_OP_SCALE:
+    case GGML_OP_SQR:
+    case GGML_OP_LEAKY_RELU:
+        return src0 != NULL && all_f32(op) && same_shape(src0, op);
+    case GGML_OP_UNARY:
+        switch (ggml_get_unary_op(op)) {
+        case GGML_UNARY_OP_TANH:
+        case GGML_UNARY_OP_RELU:
+        case GGML_UNARY_OP_GELU:
+        case GGML_UNARY_OP_GELU_QUICK:
+        case GGML_UNARY_OP_SILU:
+            return src0 != NULL && all_f32(op) && same_shape(src0, op);
+        default:
+            return false;
+        }
+    case GGML_OP_NORM:
+        return all_f32(op) && same_shape(src0, op);
+    case GGML_OP_RMS_NORM:
+        return ctx->has_simdgroup_reduction && all_f32(op) && same_shape(src0, op);
+    case GGML_OP_SUM_ROWS:
+        return all_f32(op) && op->ne[0] == 1 && op->ne[1] == src0->ne[1] && op->ne[2] == src0->ne[2] &&
+               op->ne[3] == src0->ne[3];
+    case GGML_OP_SOFT_MAX:
+        return ctx->has_simdgroup_reduction && all_f32(op) && same_shape(src0, op) &&
+               (src1 == NULL || (src1->ne[0] >= src0->ne[0] && src1->ne[1] >= 1));
+    case GGML_OP_DIAG_MASK_INF:
+        return all_f32(op) && same_shape(src0, op) && op->ne[3] == 1;
+    case GGML_OP_ROPE: {
+        const int n_dims = op_i32(op, 1);
+        const int mode = op_i32(op, 2);
+        return src0 != NULL && src1 != NULL && is_f32_or_f16(src0->type) && op->type == src0->type &&
+               src1->type == GGML_TYPE_I32 && ggml_nelements(src1) >= src0->ne[2] && same_shape(src0, op) &&
+               (mode == 0 || mode == 2) && n_dims > 0 && n_dims % 2 == 0 && n_dims <= src0->ne[0] &&
+               op_f32(op, 11) == 0.0f && src0->nb[0] == ggml_type_size(src0->type) &&
+               op->nb[0] == ggml_type_size(op->type);
+    }
+    case GGML_OP_GET_ROWS:
+        return src0 != NULL && src1 != NULL && mul_mat_src0_type(src0->type) && src1->type == GGML_TYPE_I32 &&
+               op->type == GGML_TYPE_F32 && src0->ne[3] == 1 && src1->ne[2] == 1 && op->ne[3] == 1 &&
+               src0->nb[0] == ggml_type_size(src0->type);
+    case GGML_OP_CPY:
+    case GGML_OP_DUP:
+    case GGML_OP_CONT:
+        return src0 != NULL && is_f32_or_f16(src0->type) && is_f32_or_f16(op->type) &&
+               ggml_nelements(src0) == ggml_nelements(op);
+    case GGML_OP_MUL_MAT:
+        return ctx->has_simdgroup_reduction && src0 != NULL && src1 != NULL && mul_mat_src0_type(src0->type) &&
+               src1->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
+               src0->nb[0] == ggml_type_size(src0->type) && src1->ne[2] % src0->ne[2] == 0 &&
+               src1->ne[3] % src0->ne[3] == 0 && src0->ne[0] == src1->ne[0];
+    default:
+        return false;
+    }
+}
+
+static void kargs_fill(ggml_metal_kargs * k, const struct ggml_tensor * node) {
+    memset(k, 0, sizeof(*k));
+    const struct ggml_tensor * s[3] = {node->src[0], node->src[1], node->src[2]};
+    int64_t * ne[4] = {&k->ne00, &k->ne10, &k->ne20, &k->ne0};
+    uint64_t * nb[4] = {&k->nb00, &k->nb10, &k->nb20, &k->nb0};
+    for (int j = 0; j < 4; j++) {
+        const struct ggml_tensor * t = j < 3 ? s[j] : node;
+        for (int d = 0; d < 4; d++) {
+            ne[j][d] = t != NULL ? t->ne[d] : 1;
+            nb[j][d] = t != NULL ? t->nb[d] : 0;
+        }
+    }
+}
+
+// threads per threadgroup for a row of n elements: a power of two from 32 to 256
+static int row_threads(int64_t n) {
+    int nth = 32;
+    while (nth < n && nth < 256) {
+        nth *= 2;
+    }
+    return nth;
+}
+
+static float rope_corr_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {
+    return n_dims * logf(n_orig_ctx / (n_rot * 2 * (float) M_PI)) / (2 * logf(base));
+}
+
+bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeCommandEncoder> enc,
+                            const struct ggml_tensor * node, char * err, size_t err_size) {
+    if (ggml_nelements(node) == 0) {
+        return true;
+    }
+    switch (node->op) {
+    case GGML_OP_NONE:
+    case GGML_OP_RESHAPE:
+    case GGML_OP_VIEW:
+    case GGML_OP_TRANSPOSE:
+    case GGML_OP_PERMUTE:
+        return true;
+    default:
+        break;
+    }
+    if (!ggml_metal_supports_op(ctx, node)) {
+        snprintf(err, err_size, "op %s (%s) of node %s is not supported by this device", ggml_op_name(node->op),
+                 ggml_type_name(node->type), node->name);
+        return false;
+    }
+
+    ggml_metal_kargs k;
+    kargs_fill(&k, node);
+    enum ggml_metal_kernel_id kid;
+    MTLSize grid = MTLSizeMake((NSUInteger) node->ne[1], (NSUInteger) node->ne[2], (NSUInteger) node->ne[3]);
+    NSUInteger nth = (NSUInteger) row_threads(node->ne[0]);
+    NSUInteger tg_mem = 16;
+
+    switch (node->op) {
+    case GGML_OP_ADD: kid = GGML_METAL_K_ADD; break;
+    case GGML_OP_MUL: kid = GGML_METAL_K_MUL; break;
+    case GGML_OP_DIV: kid = GGML_METAL_K_DIV; break;
+    case GGML_OP_SCALE:
+        kid = GGML_METAL_K_UNARY;
+        k.i[0] = 0;
+        k.f[0] = op_f32(node, 0);
+        break;
+    case GGML_OP_SQR:
+        kid = GGML_METAL_K_UNARY;
+        k.i[0] = 1;
+        break;
+    case GGML_OP_LEAKY_RELU:
+        kid = GGML_METAL_K_UNARY;
+        k.i[0] = 2;
+        k.f[0] = op_f32(node, 0);
+        break;
+    case GGML_OP_UNARY:
+        kid = GGML_METAL_K_UNARY;
+        switch (ggml_get_unary_op(node)) {
+        case GGML_UNARY_OP_TANH:       k.i[0] = 3; break;
+        case GGML_UNARY_OP_RELU:       k.i[0] = 4; break;
+        case GGML_UNARY_OP_GELU:       k.i[0] = 5; break;
+        case GGML_UNARY_OP_GELU_QUICK: k.i[0] = 6; break;
+        default:                       k.i[0] = 7; break; // SILU (supports_op admitted no other)
+        }
+        break;
+    case GGML_OP_RMS_NORM:
+        kid = GGML_METAL_K_RMS_NORM;
+        k.f[0] = op_f32(node, 0);
+        tg_mem = 32 * sizeof(float);
+        break;
+    case GGML_OP_NORM:
+        kid = GGML_METAL_K_NORM;
+        k.f[0] = op_f32(node, 0);
+        tg_mem = nth * sizeof(float);
+        break;
+    case GGML_OP_SUM_ROWS:
+        kid = GGML_METAL_K_SUM_ROWS;
+        nth = (NSUInteger) row_threads(node->src[0]->ne[0]);
+        tg_mem = nth * sizeof(float);
+        break;
+    case GGML_OP_SOFT_MAX:
+        kid = GGML_METAL_K_SOFT_MAX;
+        k.i[0] = node->src[1] != NULL;
+        k.f[0] = op_f32(node, 0);
+        tg_mem = 32 * sizeof(float);
+        break;
+    case GGML_OP_DIAG_MASK_INF:
+        kid = GGML_METAL_K_DIAG_MASK_INF;
+        k.i[0] = op_i32(node, 0);
+        break;
+    case GGML_OP_ROPE: {
+        kid = GGML_METAL_K_ROPE;
+        const int n_dims = op_i32(node, 1);
+        const int n_orig_ctx = op_i32(node, 4);
+        const float freq_base = op_f32(node, 5);
+        k.i[0] = n_dims;
+        k.i[1] = op_i32(node, 2);
+        k.i[2] = (int32_t) node->type;
+        k.f[0] = freq_base;
+        k.f[1] = op_f32(node, 6);
+        k.f[2] = op_f32(node, 7);
+        k.f[3] = op_f32(node, 8);
+        const float lo = floorf(rope_corr_dim(n_dims, n_orig_ctx, op_f32(node, 9), freq_base));
+        const float hi = ceilf(rope_corr_dim(n_dims, n_orig_ctx, op_f32(node, 10), freq_base));
+        k.f[4] = lo > 0.0f ? lo : 0.0f;
+        k.f[5] = hi < (float) (n_dims - 1) ? hi : (float) (n_dims - 1);
+        nth = (NSUInteger) row_threads(n_dims / 2);
+        break;
+    }
+    case GGML_OP_GET_ROWS:
+        kid = GGML_METAL_K_GET_ROWS;
+        k.i[0] = (int32_t) node->src[0]->type;
+        grid = MTLSizeMake((NSUInteger) node->src[1]->ne[0], (NSUInteger) node->src[1]->ne[1], 1);
+        break;
+    case GGML_OP_CPY:
+    case GGML_OP_DUP:
+    case GGML_OP_CONT: {
+        const struct ggml_tensor * s0 = node->src[0];
+        kid = GGML_METAL_K_CPY;
+        k.i[0] = (int32_t) s0->type;
+        k.i[1] = (int32_t) node->type;
+        grid = MTLSizeMake((NSUInteger) s0->ne[1], (NSUInteger) s0->ne[2], (NSUInteger) s0->ne[3]);
+        nth = (NSUInteger) row_threads(s0->ne[0]);
+        break;
+    }
+    case GGML_OP_MUL_MAT:
+        switch (node->src[0]->type) {
+        case GGML_TYPE_F32:  kid = GGML_METAL_K_MUL_MV_F32;  break;
+        case GGML_TYPE_F16:  kid = GGML_METAL_K_MUL_MV_F16;  break;
+        case GGML_TYPE_Q4_0: kid = GGML_METAL_K_MUL_MV_Q4_0; break;
+        case GGML_TYPE_Q4_1: kid = GGML_METAL_K_MUL_MV_Q4_1; break;
+        default:             kid = GGML_METAL_K_MUL_MV_Q8_0; break;
+        }
+        grid = MTLSizeMake((NSUInteger) node->src[0]->ne[1], (NSUInteger) node->src[1]->ne[1],
+                           (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
+        nth = 32;
+        break;
+    default:
+        snprintf(err, err_size, "op %s has no kernel", ggml_op_name(node->op));
+        return false;
+    }
+
+    size_t off_dst = 0;
+    id<MTLBuffer> b_dst = ggml_metal_tensor_buffer(node, &off_dst);
+    if (b_dst == nil) {
+        snprintf(err, err_size, "node %s (%s): its data is not in a Metal buffer", node->name, ggml_op_name(node->op));
+        return false;
+    }
+    [enc setComputePipelineState:ctx->pipelines[kid]];
+    [enc setBytes:&k length:sizeof(k) atIndex:0];
+    for (int i = 0; i < 3; i++) {
+        const struct ggml_tensor * s = node->src[i];
+        size_t off = 0;
+        id<MTLBuffer> b = s != NULL ? ggml_metal_tensor_buffer(s, &off) : nil;
+        if (s != NULL && b == nil) {
+            snprintf(err, err_size, "node %s (%s): source %d (%s) is not in a Metal buffer", node->name,
+                     ggml_op_name(node->op), i, s->name);
+            return false;
+        }
+        if (b == nil) {
+            [enc setBuffer:b_dst offset:off_dst atIndex:(NSUInteger) (1 + i)];
+        } else {
+            [enc setBuffer:b offset:off atIndex:(NSUInteger) (1 + i)];
+        }
+    }
+    [enc setBuffer:b_dst offset:off_dst atIndex:4];
+    [enc setThreadgroupMemoryLength:(tg_mem + 15) / 16 * 16 atIndex:0];
+    [enc dispatchThreadgroups:grid threadsPerThreadgroup:MTLSizeMake(nth, 1, 1)];
+    return true;
+}

@@ -1,0 +1,38 @@
+// mulmat.metal - MUL_MAT with F32 src1 and F32 dst: dst[i01, i11, i12, i13] = dot(row i01 of
+// src0 matrix (i12 / r2, i13 / r3), row i11 of src1 matrix (i12, i13)), r2 = ne12/ne02 and
+// r3 = ne13/ne03 broadcasting src0. One SIMD group (32 threads) per dst element; the lanes
+// stride over the row (F32/F16: elements; quantized types: 32-element blocks, each lane
+// dequantizing whole blocks) and simd_sum combines them. One kernel per src0 type.
+
+inline void mul_mv_row(int type, GGML_METAL_FN_ARGS) {
+    const int64_t i01 = tgpig.x, i11 = tgpig.y;
+    const int64_t i12 = tgpig.z % args.ne12, i13 = tgpig.z / args.ne12;
+    const int64_t i02 = i12 / (args.ne12 / args.ne02), i03 = i13 / (args.ne13 / args.ne03);
+    device const char * a = src0 + i01*args.nb01 + i02*args.nb02 + i03*args.nb03;
+    device const char * b = src1 + i11*args.nb11 + i12*args.nb12 + i13*args.nb13;
+    float s = 0.0f;
+    if (type == GGML_METAL_T_F32 || type == GGML_METAL_T_F16) {
+        for (int64_t i0 = tiisg; i0 < args.ne00; i0 += 32) {
+            s += load_elem(type, a, i0) * *(device const float *) (b + i0*args.nb10);
+        }
+    } else {
+        const int64_t nblk = args.ne00 / 32;
+        for (int64_t ib = tiisg; ib < nblk; ib += 32) {
+            float sb = 0.0f;
+            for (int64_t j = 0; j < 32; j++) {
+                sb += load_elem(type, a, ib*32 + j) * *(device const float *) (b + (ib*32 + j)*args.nb10);
+            }
+            s += sb;
+        }
+    }
+    s = simd_sum(s);
+    if (tiisg == 0) {
+        *(device float *) (dst + i01*args.nb0 + i11*args.nb1 + i12*args.nb2 + i13*args.nb3) = s;
+    }
+}
+
+kernel void kernel_mul_mv_f32_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F32,  GGML_METAL_CALL); }
+kernel void kernel_mul_mv_f16_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F16,  GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q4_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_0, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_1, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, GGML_METAL_CALL); }
