@@ -482,11 +482,11 @@ CLANG_METAL ?= clang
 .PHONY: metal-check test-metal-emu conformance-metal-emu
 
 metal-check: metal-deps
-	@set -e; for f in $(METAL_SOURCES); do case $$f in *.metal) \
-		printf '#include "metal/common.metal"\n#include "metal/ggml-metal-kargs.h"\n#include "%s"\n' $$f | \
+	@set -e; for f in "" $(METAL_FAMILIES); do \
+		printf '#include "metal/common.metal"\n#include "metal/ggml-metal-kargs.h"\n%s\n' "$${f:+#include \"$$f\"}" | \
 		$(CLANG_METAL) -x c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -Wno-unknown-attributes \
-			-Wno-unused-parameter -Imetal/emu/include -I. - || { echo "metal-check: $$f"; exit 1; };; esac; done
-	@echo "metal-check: $(words $(METAL_SOURCES)) kernel source files type-check as C++17"
+			-Wno-unused-parameter -Imetal/emu/include -I. - || { echo "metal-check: $${f:-metal/common.metal}"; exit 1; }; done
+	@echo "metal-check: common.metal and $(words $(METAL_FAMILIES)) kernel families type-check as C++17"
 	@set -e; for f in $(METAL_HOST_SRCS) metal/emu/device.m; do \
 		$(CLANG_METAL) -fsyntax-only -Werror -Wall -Wextra -x objective-c -fobjc-runtime=gcc \
 			-I"$$(gcc -print-file-name=include)" $(METAL_OBJCFLAGS) $$f; done

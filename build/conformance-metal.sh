@@ -34,14 +34,17 @@ CONFORM_LDFLAGS="$tmp/shim.o $absobjs $root/$lib $root/build/libggml.a -Wl,--wra
 rc=$?
 [ $rc -le 1 ] || { cat "$log"; echo "conformance-metal: the harness could not run (exit $rc)" >&2; exit 2; }
 
+mkdir -p build/metal-emu && cp "$log" build/metal-emu/conformance.log
 summary=$(grep '^suite ' "$log" | tail -n 1)
 fails=$(grep '^FAIL ' "$log" | grep -v ': unsupported$')
 unsupported=$(grep '^FAIL ' "$log" | grep ': unsupported$' | sed 's/^FAIL //; s/: unsupported$//')
 echo "$summary"
 echo "conformance on Metal: $(grep '^conformance:' "$log" | tail -n 1 | sed 's/^conformance: //') (compare report; unsupported cases count as failed there)"
+echo "per op family (failed = not supported by Metal, supports_op says no: the scheduler runs those on the CPU):"
+sed -n '/^family /,/^conformance:/p' "$log" | grep -v '^conformance:' | sed 's/^/  /'
 if [ -n "$unsupported" ]; then
-    echo "not supported by Metal, per op family (supports_op says no; the scheduler runs these on the CPU):"
-    echo "$unsupported" | sed 's/(.*//' | sort | uniq -c | sed 's/^/  /'
+    echo "unsupported cases listed by the compare report:"
+    echo "$unsupported" | sed 's/^/  /'
 fi
 if [ -n "$fails" ] || ! echo "$summary" | grep -q ' 0 failed'; then
     echo "$fails"
