@@ -25,11 +25,17 @@
     X(ROPE,          "kernel_rope")                    \
     X(GET_ROWS,      "kernel_get_rows")                \
     X(CPY,           "kernel_cpy")                     \
+    X(CPY_F32_Q,     "kernel_cpy_f32_q")               \
     X(MUL_MV_F32,    "kernel_mul_mv_f32_f32")          \
     X(MUL_MV_F16,    "kernel_mul_mv_f16_f32")          \
     X(MUL_MV_Q4_0,   "kernel_mul_mv_q4_0_f32")         \
     X(MUL_MV_Q4_1,   "kernel_mul_mv_q4_1_f32")         \
-    X(MUL_MV_Q8_0,   "kernel_mul_mv_q8_0_f32")
+    X(MUL_MV_Q8_0,   "kernel_mul_mv_q8_0_f32")         \
+    X(MUL_MV_ID_F32, "kernel_mul_mv_id_f32_f32")       \
+    X(MUL_MV_ID_F16, "kernel_mul_mv_id_f16_f32")       \
+    X(MUL_MV_ID_Q4_0, "kernel_mul_mv_id_q4_0_f32")     \
+    X(MUL_MV_ID_Q4_1, "kernel_mul_mv_id_q4_1_f32")     \
+    X(MUL_MV_ID_Q8_0, "kernel_mul_mv_id_q8_0_f32")
 
 enum ggml_metal_kernel_id {
 #define GGML_METAL_ENUM(e, name) GGML_METAL_K_##e,

@@ -4,7 +4,8 @@
 // becomes a kernel dispatch: the argument block (ggml-metal-kargs.h) at buffer 0, src0..src2
 // and dst at buffers 1..4 (missing sources bound to dst), threadgroup memory at index 0.
 // supports_op claims exactly what the kernels of metal/*.metal compute; ops that need
-// SIMD-group reductions (MUL_MAT, SOFT_MAX, RMS_NORM) only on Apple7+ / Metal3 devices.
+// SIMD-group reductions (MUL_MAT, MUL_MAT_ID, SOFT_MAX, RMS_NORM) only on Apple7+ / Metal3
+// devices.
 
 #import "ggml-metal-impl.h"
 
@@ -83,10 +84,18 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
         return src0 != NULL && src1 != NULL && all_f32(op) && same_shape(src0, op) && repeats_to(src1, src0);
     case GGML_OP_SCALE:
     case GGML_OP_SQR:
+    case GGML_OP_SQRT:
+    case GGML_OP_LOG:
+    case GGML_OP_CLAMP:
     case GGML_OP_LEAKY_RELU:
         return src0 != NULL && all_f32(op) && same_shape(src0, op);
     case GGML_OP_UNARY:
         switch (ggml_get_unary_op(op)) {
+        case GGML_UNARY_OP_ABS:
+        case GGML_UNARY_OP_SGN:
+        case GGML_UNARY_OP_NEG:
+        case GGML_UNARY_OP_STEP:
+        case GGML_UNARY_OP_ELU:
         case GGML_UNARY_OP_TANH:
         case GGML_UNARY_OP_RELU:
         case GGML_UNARY_OP_GELU:
@@ -124,8 +133,37 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
     case GGML_OP_CPY:
     case GGML_OP_DUP:
     case GGML_OP_CONT:
-        return src0 != NULL && is_f32_or_f16(src0->type) && is_f32_or_f16(op->type) &&
-               ggml_nelements(src0) == ggml_nelements(op);
+        if (src0 == NULL || ggml_nelements(src0) != ggml_nelements(op)) {
+            return false;
+        }
+        if (op->type == GGML_TYPE_Q8_0 || op->type == GGML_TYPE_Q4_0 || op->type == GGML_TYPE_Q4_1) {
+            // whole rows of blocks: equal row lengths, contiguous destination rows
+            return src0->type == GGML_TYPE_F32 && src0->ne[0] == op->ne[0] && op->ne[0] % 32 == 0 &&
+                   op->nb[0] == ggml_type_size(op->type);
+        }
+        return is_f32_or_f16(src0->type) && is_f32_or_f16(op->type);
+    case GGML_OP_MUL_MAT_ID: {
+        const struct ggml_tensor * ids = op->src[0];
+        const struct ggml_tensor * a0 = op->src[2];
+        const int id = op_i32(op, 0);
+        const int n_as = op_i32(op, 1);
+        if (!ctx->has_simdgroup_reduction || ids == NULL || src1 == NULL || a0 == NULL ||
+            ids->type != GGML_TYPE_I32 || src1->type != GGML_TYPE_F32 || op->type != GGML_TYPE_F32 ||
+            n_as < 1 || n_as > GGML_MAX_SRC - 2 || id < 0 || id >= ids->ne[0] || ids->ne[1] != src1->ne[1] ||
+            !mul_mat_src0_type(a0->type) || a0->ne[0] != src1->ne[0] || src1->ne[2] % a0->ne[2] != 0 ||
+            src1->ne[3] % a0->ne[3] != 0 || op->ne[0] != a0->ne[1] || op->ne[1] != src1->ne[1] ||
+            op->ne[2] != src1->ne[2] || op->ne[3] != src1->ne[3]) {
+            return false;
+        }
+        for (int e = 0; e < n_as; e++) {
+            const struct ggml_tensor * ae = op->src[2 + e];
+            if (ae == NULL || ae->type != a0->type || !same_shape(ae, a0) || ae->nb[0] != ggml_type_size(ae->type) ||
+                ae->nb[1] != a0->nb[1] || ae->nb[2] != a0->nb[2] || ae->nb[3] != a0->nb[3]) {
+                return false;
+            }
+        }
+        return true;
+    }
     case GGML_OP_MUL_MAT:
         return ctx->has_simdgroup_reduction && src0 != NULL && src1 != NULL && mul_mat_src0_type(src0->type) &&
                src1->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
@@ -136,9 +174,8 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
     }
 }
 
-static void kargs_fill(ggml_metal_kargs * k, const struct ggml_tensor * node) {
+static void kargs_fill_srcs(ggml_metal_kargs * k, const struct ggml_tensor * const s[3], const struct ggml_tensor * node) {
     memset(k, 0, sizeof(*k));
-    const struct ggml_tensor * s[3] = {node->src[0], node->src[1], node->src[2]};
     int64_t * ne[4] = {&k->ne00, &k->ne10, &k->ne20, &k->ne0};
     uint64_t * nb[4] = {&k->nb00, &k->nb10, &k->nb20, &k->nb0};
     for (int j = 0; j < 4; j++) {
@@ -148,6 +185,45 @@ static void kargs_fill(ggml_metal_kargs * k, const struct ggml_tensor * node) {
             nb[j][d] = t != NULL ? t->nb[d] : 0;
         }
     }
+}
+
+static void kargs_fill(ggml_metal_kargs * k, const struct ggml_tensor * node) {
+    const struct ggml_tensor * s[3] = {node->src[0], node->src[1], node->src[2]};
+    kargs_fill_srcs(k, s, node);
+}
+
+// bind the argument block, srcs (NULL ones: dst) and dst, and dispatch grid x nth threads
+static bool metal_dispatch(struct ggml_metal_context * ctx, id<MTLComputeCommandEncoder> enc,
+                           enum ggml_metal_kernel_id kid, const ggml_metal_kargs * k,
+                           const struct ggml_tensor * const srcs[3], const struct ggml_tensor * node,
+                           MTLSize grid, NSUInteger nth, NSUInteger tg_mem, char * err, size_t err_size) {
+    size_t off_dst = 0;
+    id<MTLBuffer> b_dst = ggml_metal_tensor_buffer(node, &off_dst);
+    if (b_dst == nil) {
+        snprintf(err, err_size, "node %s (%s): its data is not in a Metal buffer", node->name, ggml_op_name(node->op));
+        return false;
+    }
+    [enc setComputePipelineState:ctx->pipelines[kid]];
+    [enc setBytes:k length:sizeof(*k) atIndex:0];
+    for (int i = 0; i < 3; i++) {
+        const struct ggml_tensor * s = srcs[i];
+        size_t off = 0;
+        id<MTLBuffer> b = s != NULL ? ggml_metal_tensor_buffer(s, &off) : nil;
+        if (s != NULL && b == nil) {
+            snprintf(err, err_size, "node %s (%s): source %d (%s) is not in a Metal buffer", node->name,
+                     ggml_op_name(node->op), i, s->name);
+            return false;
+        }
+        if (b == nil) {
+            [enc setBuffer:b_dst offset:off_dst atIndex:(NSUInteger) (1 + i)];
+        } else {
+            [enc setBuffer:b offset:off atIndex:(NSUInteger) (1 + i)];
+        }
+    }
+    [enc setBuffer:b_dst offset:off_dst atIndex:4];
+    [enc setThreadgroupMemoryLength:(tg_mem + 15) / 16 * 16 atIndex:0];
+    [enc dispatchThreadgroups:grid threadsPerThreadgroup:MTLSizeMake(nth, 1, 1)];
+    return true;
 }
 
 // threads per threadgroup for a row of n elements: a power of two from 32 to 256
@@ -209,6 +285,20 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         k.i[0] = 2;
         k.f[0] = op_f32(node, 0);
         break;
+    case GGML_OP_SQRT:
+        kid = GGML_METAL_K_UNARY;
+        k.i[0] = 8;
+        break;
+    case GGML_OP_LOG:
+        kid = GGML_METAL_K_UNARY;
+        k.i[0] = 9;
+        break;
+    case GGML_OP_CLAMP:
+        kid = GGML_METAL_K_UNARY;
+        k.i[0] = 10;
+        k.f[0] = op_f32(node, 0);
+        k.f[1] = op_f32(node, 1);
+        break;
     case GGML_OP_UNARY:
         kid = GGML_METAL_K_UNARY;
         switch (ggml_get_unary_op(node)) {
@@ -216,6 +306,11 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         case GGML_UNARY_OP_RELU:       k.i[0] = 4; break;
         case GGML_UNARY_OP_GELU:       k.i[0] = 5; break;
         case GGML_UNARY_OP_GELU_QUICK: k.i[0] = 6; break;
+        case GGML_UNARY_OP_ABS:        k.i[0] = 11; break;
+        case GGML_UNARY_OP_SGN:        k.i[0] = 12; break;
+        case GGML_UNARY_OP_NEG:        k.i[0] = 13; break;
+        case GGML_UNARY_OP_STEP:       k.i[0] = 14; break;
+        case GGML_UNARY_OP_ELU:        k.i[0] = 15; break;
         default:                       k.i[0] = 7; break; // SILU (supports_op admitted no other)
         }
         break;
@@ -272,12 +367,39 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
     case GGML_OP_DUP:
     case GGML_OP_CONT: {
         const struct ggml_tensor * s0 = node->src[0];
-        kid = GGML_METAL_K_CPY;
+        const bool quant = !is_f32_or_f16(node->type);
+        kid = quant ? GGML_METAL_K_CPY_F32_Q : GGML_METAL_K_CPY;
         k.i[0] = (int32_t) s0->type;
         k.i[1] = (int32_t) node->type;
         grid = MTLSizeMake((NSUInteger) s0->ne[1], (NSUInteger) s0->ne[2], (NSUInteger) s0->ne[3]);
-        nth = (NSUInteger) row_threads(s0->ne[0]);
+        nth = quant ? 32 : (NSUInteger) row_threads(s0->ne[0]);
         break;
+    }
+    case GGML_OP_MUL_MAT_ID: {
+        const struct ggml_tensor * a0 = node->src[2];
+        switch (a0->type) {
+        case GGML_TYPE_F32:  kid = GGML_METAL_K_MUL_MV_ID_F32;  break;
+        case GGML_TYPE_F16:  kid = GGML_METAL_K_MUL_MV_ID_F16;  break;
+        case GGML_TYPE_Q4_0: kid = GGML_METAL_K_MUL_MV_ID_Q4_0; break;
+        case GGML_TYPE_Q4_1: kid = GGML_METAL_K_MUL_MV_ID_Q4_1; break;
+        default:             kid = GGML_METAL_K_MUL_MV_ID_Q8_0; break;
+        }
+        grid = MTLSizeMake((NSUInteger) a0->ne[1], (NSUInteger) node->src[1]->ne[1],
+                           (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
+        const int n_as = op_i32(node, 1);
+        // one dispatch per expert: src0 = its matrices, src1 = b, src2 = the ids
+        for (int e = 0; e < n_as; e++) {
+            const struct ggml_tensor * srcs[3] = {node->src[2 + e], node->src[1], node->src[0]};
+            ggml_metal_kargs ke;
+            kargs_fill_srcs(&ke, srcs, node);
+            ke.i[0] = op_i32(node, 0);
+            ke.i[1] = e;
+            ke.i[2] = n_as;
+            if (!metal_dispatch(ctx, enc, kid, &ke, srcs, node, grid, 32, 16, err, err_size)) {
+                return false;
+            }
+        }
+        return true;
     }
     case GGML_OP_MUL_MAT:
         switch (node->src[0]->type) {
@@ -296,31 +418,6 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         return false;
     }
 
-    size_t off_dst = 0;
-    id<MTLBuffer> b_dst = ggml_metal_tensor_buffer(node, &off_dst);
-    if (b_dst == nil) {
-        snprintf(err, err_size, "node %s (%s): its data is not in a Metal buffer", node->name, ggml_op_name(node->op));
-        return false;
-    }
-    [enc setComputePipelineState:ctx->pipelines[kid]];
-    [enc setBytes:&k length:sizeof(k) atIndex:0];
-    for (int i = 0; i < 3; i++) {
-        const struct ggml_tensor * s = node->src[i];
-        size_t off = 0;
-        id<MTLBuffer> b = s != NULL ? ggml_metal_tensor_buffer(s, &off) : nil;
-        if (s != NULL && b == nil) {
-            snprintf(err, err_size, "node %s (%s): source %d (%s) is not in a Metal buffer", node->name,
-                     ggml_op_name(node->op), i, s->name);
-            return false;
-        }
-        if (b == nil) {
-            [enc setBuffer:b_dst offset:off_dst atIndex:(NSUInteger) (1 + i)];
-        } else {
-            [enc setBuffer:b offset:off atIndex:(NSUInteger) (1 + i)];
-        }
-    }
-    [enc setBuffer:b_dst offset:off_dst atIndex:4];
-    [enc setThreadgroupMemoryLength:(tg_mem + 15) / 16 * 16 atIndex:0];
-    [enc dispatchThreadgroups:grid threadsPerThreadgroup:MTLSizeMake(nth, 1, 1)];
-    return true;
+    const struct ggml_tensor * srcs[3] = {node->src[0], node->src[1], node->src[2]};
+    return metal_dispatch(ctx, enc, kid, &k, srcs, node, grid, nth, tg_mem, err, err_size);
 }

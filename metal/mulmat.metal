@@ -3,10 +3,26 @@
 // r3 = ne13/ne03 broadcasting src0. One SIMD group (32 threads) per dst element; the lanes
 // stride over the row (F32/F16: elements; quantized types: 32-element blocks, each lane
 // dequantizing whole blocks) and simd_sum combines them. One kernel per src0 type.
+//
+// MUL_MAT_ID (kernel_mul_mv_id_*): the host dispatches once per expert e (i[1]; src0 = that
+// expert's matrices, i[2] = number of experts); src2 holds the I32 expert ids, column i[0]
+// of row i11 (broadcast over dims 2 and 3) naming the expert of dst column i11. A dispatch
+// writes only the columns of its expert; the one of expert 0 also zeroes columns whose id is
+// out of range.
 
-inline void mul_mv_row(int type, GGML_METAL_FN_ARGS) {
+inline void mul_mv_row(int type, bool use_ids, GGML_METAL_FN_ARGS) {
     const int64_t i01 = tgpig.x, i11 = tgpig.y;
     const int64_t i12 = tgpig.z % args.ne12, i13 = tgpig.z / args.ne12;
+    if (use_ids) {
+        const int32_t e = *(device const int32_t *) (src2 + args.i[0]*args.nb20 + i11*args.nb21 +
+                                                     (i12 % args.ne22)*args.nb22 + (i13 % args.ne23)*args.nb23);
+        if (e != args.i[1]) {
+            if (args.i[1] == 0 && (e < 0 || e >= args.i[2]) && tiisg == 0) {
+                *(device float *) (dst + i01*args.nb0 + i11*args.nb1 + i12*args.nb2 + i13*args.nb3) = 0.0f;
+            }
+            return; // the whole SIMD group (one dst element) leaves together
+        }
+    }
     const int64_t i02 = i12 / (args.ne12 / args.ne02), i03 = i13 / (args.ne13 / args.ne03);
     device const char * a = src0 + i01*args.nb01 + i02*args.nb02 + i03*args.nb03;
     device const char * b = src1 + i11*args.nb11 + i12*args.nb12 + i13*args.nb13;
@@ -31,8 +47,13 @@ inline void mul_mv_row(int type, GGML_METAL_FN_ARGS) {
     }
 }
 
-kernel void kernel_mul_mv_f32_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F32,  GGML_METAL_CALL); }
-kernel void kernel_mul_mv_f16_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F16,  GGML_METAL_CALL); }
-kernel void kernel_mul_mv_q4_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_0, GGML_METAL_CALL); }
-kernel void kernel_mul_mv_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_1, GGML_METAL_CALL); }
-kernel void kernel_mul_mv_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_f32_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F32, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_f16_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F16, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q4_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_0, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_1, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_f32_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F32, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_f16_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F16, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q4_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_0, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_1, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, true, GGML_METAL_CALL); }

@@ -69,9 +69,21 @@ static void fill(struct ggml_tensor * t, const struct input * in, uint32_t seed)
     free(f);
 }
 
-// out as floats (F32 or F16 result, contiguous)
+// out as floats (F32 or F16 result, contiguous; a quantized result byte by byte, so that the
+// comparison is exact)
 static float * read_out(struct ggml_tensor * t) {
     const int64_t n = ggml_nelements(t);
+    if (t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16) {
+        const size_t nb = ggml_nbytes(t);
+        unsigned char * raw = malloc(nb);
+        float * f = malloc(nb * sizeof(float));
+        ggml_backend_tensor_get(t, raw, 0, nb);
+        for (size_t i = 0; i < nb; i++) {
+            f[i] = (float) raw[i];
+        }
+        free(raw);
+        return f;
+    }
     float * f = malloc((size_t) n * sizeof(float));
     if (t->type == GGML_TYPE_F16) {
         ggml_fp16_t * h = malloc((size_t) n * sizeof(ggml_fp16_t));
@@ -91,7 +103,7 @@ static float * compute(ggml_backend_t b, const struct input * ins, int n_in, bui
                        bool * supported) {
     struct ggml_init_params p = {.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead(), .mem_buffer = NULL, .no_alloc = true};
     struct ggml_context * ctx = ggml_init(p);
-    struct ggml_tensor * in[4];
+    struct ggml_tensor * in[6];
     for (int i = 0; i < n_in; i++) {
         in[i] = ggml_new_tensor(ctx, ins[i].type, 4, ins[i].ne);
     }
@@ -108,7 +120,7 @@ static float * compute(ggml_backend_t b, const struct input * ins, int n_in, bui
         ggml_build_forward_expand(gf, out);
         T_CHECK(ggml_backend_graph_compute(b, gf));
         res = read_out(out);
-        *n_out = ggml_nelements(out);
+        *n_out = out->type == GGML_TYPE_F32 || out->type == GGML_TYPE_F16 ? ggml_nelements(out) : (int64_t) ggml_nbytes(out);
         ggml_backend_buffer_free(buf);
     }
     ggml_free(ctx);
@@ -168,6 +180,25 @@ static struct ggml_tensor * b_cpy_f16(struct ggml_context * c, struct ggml_tenso
     return ggml_cpy(c, in[0], ggml_new_tensor_2d(c, GGML_TYPE_F16, in[0]->ne[0] * in[0]->ne[1], in[0]->ne[2]));
 }
 static struct ggml_tensor * b_cont_t(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_cont(c, ggml_transpose(c, in[0])); }
+static struct ggml_tensor * b_abs(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_abs(c, in[0]); }
+static struct ggml_tensor * b_sgn(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_sgn(c, in[0]); }
+static struct ggml_tensor * b_neg(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_neg(c, in[0]); }
+static struct ggml_tensor * b_step(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_step(c, in[0]); }
+static struct ggml_tensor * b_elu(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_elu(c, in[0]); }
+static struct ggml_tensor * b_sqrt(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_sqrt(c, ggml_abs(c, in[0])); }
+static struct ggml_tensor * b_log(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_log(c, ggml_abs(c, in[0])); }
+static struct ggml_tensor * b_clamp(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_clamp(c, in[0], -0.3f, 0.5f); }
+static struct ggml_tensor * b_cpy_q(struct ggml_context * c, struct ggml_tensor ** in, enum ggml_type t) {
+    return ggml_cpy(c, in[0], ggml_new_tensor_2d(c, t, in[0]->ne[0], in[0]->ne[1] * in[0]->ne[2]));
+}
+static struct ggml_tensor * b_cpy_q8_0(struct ggml_context * c, struct ggml_tensor ** in) { return b_cpy_q(c, in, GGML_TYPE_Q8_0); }
+static struct ggml_tensor * b_cpy_q4_0(struct ggml_context * c, struct ggml_tensor ** in) { return b_cpy_q(c, in, GGML_TYPE_Q4_0); }
+static struct ggml_tensor * b_cpy_q4_1(struct ggml_context * c, struct ggml_tensor ** in) { return b_cpy_q(c, in, GGML_TYPE_Q4_1); }
+// ids = in[0] (values 0..3: 3 is out of range), 3 experts in[1..3], b = in[4]; id column 1
+static struct ggml_tensor * b_mul_mat_id(struct ggml_context * c, struct ggml_tensor ** in) {
+    struct ggml_tensor * as[3] = {in[1], in[2], in[3]};
+    return ggml_mul_mat_id(c, as, 3, in[0], 1, in[4]);
+}
 static struct ggml_tensor * b_mul_mat(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_mul_mat(c, in[0], in[1]); }
 
 #define IN(t, a, b, cc, d) {t, {a, b, cc, d}, 1}
@@ -211,6 +242,25 @@ static void test_ops(void) {
         // the CPU quantizes src1 to Q8_0 for quantized src0; F16 src0: src1 rounded to F16
         check_case(name, mm, 2, b_mul_mat, i == 0 ? 1e-5 : 3e-2, true);
     }
+    for (size_t i = 0; i < sizeof(qt) / sizeof(qt[0]); i++) {
+        char name[64];
+        const struct input mi[] = {{GGML_TYPE_I32, {2, 7, 1, 1}, 4}, IN(qt[i], 64, 9, 1, 1), IN(qt[i], 64, 9, 1, 1),
+                                   IN(qt[i], 64, 9, 1, 1), IN(GGML_TYPE_F32, 64, 7, 1, 1)};
+        snprintf(name, sizeof(name), "MUL_MAT_ID %s", ggml_type_name(qt[i]));
+        check_case(name, mi, 5, b_mul_mat_id, i == 0 ? 1e-5 : 3e-2, true);
+    }
+    check_case("ABS", un, 1, b_abs, 0, false);
+    check_case("SGN", un, 1, b_sgn, 0, false);
+    check_case("NEG", un, 1, b_neg, 0, false);
+    check_case("STEP", un, 1, b_step, 0, false);
+    check_case("ELU", un, 1, b_elu, 1e-6, false);
+    check_case("SQRT", un, 1, b_sqrt, 1e-6, false);
+    check_case("LOG", un, 1, b_log, 1e-6, false);
+    check_case("CLAMP", un, 1, b_clamp, 0, false);
+    const struct input cq[] = {IN(GGML_TYPE_F32, 96, 5, 2, 1)};
+    check_case("CPY f32->q8_0", cq, 1, b_cpy_q8_0, 0, false); // read back dequantized: must be exact
+    check_case("CPY f32->q4_0", cq, 1, b_cpy_q4_0, 0, false);
+    check_case("CPY f32->q4_1", cq, 1, b_cpy_q4_1, 0, false);
     const struct input cp[] = {IN(GGML_TYPE_F32, 40, 3, 2, 1)};
     check_case("CPY f32->f16 reshaped", cp, 1, b_cpy_f16, 1e-3, false);
     check_case("CONT transposed", cp, 1, b_cont_t, 0, false);
