@@ -19,6 +19,13 @@
     X(UNARY,         "kernel_unary")                   \
     X(RMS_NORM,      "kernel_rms_norm")                \
     X(NORM,          "kernel_norm")                    \
+    X(GROUP_NORM,    "kernel_group_norm")              \
+    X(ALIBI,         "kernel_alibi")                   \
+    X(PAD,           "kernel_pad")                     \
+    X(UPSCALE,       "kernel_upscale")                 \
+    X(CONCAT,        "kernel_concat")                  \
+    X(ACC,           "kernel_acc")                     \
+    X(ARGSORT,       "kernel_argsort")                 \
     X(SUM_ROWS,      "kernel_sum_rows")                \
     X(SOFT_MAX,      "kernel_soft_max")                \
     X(DIAG_MASK_INF, "kernel_diag_mask_inf")           \

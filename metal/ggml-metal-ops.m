@@ -107,6 +107,27 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
         }
     case GGML_OP_NORM:
         return all_f32(op) && same_shape(src0, op);
+    case GGML_OP_GROUP_NORM:
+        return all_f32(op) && same_shape(src0, op) && op_i32(op, 0) > 0;
+    case GGML_OP_ALIBI:
+        return all_f32(op) && same_shape(src0, op) && op_i32(op, 1) > 0;
+    case GGML_OP_PAD:
+        return all_f32(op) && op->ne[0] >= src0->ne[0] && op->ne[1] >= src0->ne[1] && op->ne[2] >= src0->ne[2] &&
+               op->ne[3] >= src0->ne[3];
+    case GGML_OP_UPSCALE: {
+        const int sf = op_i32(op, 0);
+        return all_f32(op) && sf > 0 && op->ne[0] <= src0->ne[0] * sf && op->ne[1] <= src0->ne[1] * sf &&
+               op->ne[2] == src0->ne[2] && op->ne[3] == src0->ne[3];
+    }
+    case GGML_OP_CONCAT:
+        return src1 != NULL && all_f32(op) && src0->ne[0] == op->ne[0] && src1->ne[0] == op->ne[0] &&
+               src0->ne[1] == op->ne[1] && src1->ne[1] == op->ne[1] && src0->ne[3] == op->ne[3] &&
+               src1->ne[3] == op->ne[3] && src0->ne[2] + src1->ne[2] == op->ne[2];
+    case GGML_OP_ACC:
+        return src0 != NULL && src1 != NULL && src0->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
+               is_f32_or_f16(src1->type) && same_shape(src0, op) && ggml_is_contiguous(op);
+    case GGML_OP_ARGSORT:
+        return src0 != NULL && src0->type == GGML_TYPE_F32 && op->type == GGML_TYPE_I32 && same_shape(src0, op);
     case GGML_OP_RMS_NORM:
         return ctx->has_simdgroup_reduction && all_f32(op) && same_shape(src0, op);
     case GGML_OP_SUM_ROWS:
@@ -319,6 +340,61 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         k.f[0] = op_f32(node, 0);
         tg_mem = 32 * sizeof(float);
         break;
+    case GGML_OP_GROUP_NORM:
+        kid = GGML_METAL_K_GROUP_NORM;
+        k.i[0] = op_i32(node, 0);
+        grid = MTLSizeMake((NSUInteger) k.i[0], (NSUInteger) node->ne[3], 1);
+        nth = 256;
+        tg_mem = nth * sizeof(float);
+        break;
+    case GGML_OP_ALIBI: {
+        kid = GGML_METAL_K_ALIBI;
+        const int n_head = op_i32(node, 1);
+        const float max_bias = op_f32(node, 2);
+        const int h = 1 << (int) floor(log2((double) n_head));
+        k.i[0] = h;
+        k.f[0] = powf(2.0f, -max_bias / h);
+        k.f[1] = powf(2.0f, -(max_bias / 2.0f) / h);
+        break;
+    }
+    case GGML_OP_PAD:
+        kid = GGML_METAL_K_PAD;
+        break;
+    case GGML_OP_UPSCALE:
+        kid = GGML_METAL_K_UPSCALE;
+        k.i[0] = op_i32(node, 0);
+        break;
+    case GGML_OP_CONCAT:
+        kid = GGML_METAL_K_CONCAT;
+        break;
+    case GGML_OP_ARGSORT:
+        kid = GGML_METAL_K_ARGSORT;
+        k.i[0] = op_i32(node, 0);
+        break;
+    case GGML_OP_ACC: {
+        // dst = src0 (unless in place), then the window += src1
+        const struct ggml_tensor * s0 = node->src[0];
+        if (s0->data != node->data) {
+            const struct ggml_tensor * csrcs[3] = {s0, NULL, NULL};
+            ggml_metal_kargs kc;
+            kargs_fill_srcs(&kc, csrcs, node);
+            kc.i[0] = GGML_TYPE_F32;
+            kc.i[1] = GGML_TYPE_F32;
+            if (!metal_dispatch(ctx, enc, GGML_METAL_K_CPY, &kc, csrcs, node,
+                                MTLSizeMake((NSUInteger) s0->ne[1], (NSUInteger) s0->ne[2], (NSUInteger) s0->ne[3]),
+                                (NSUInteger) row_threads(s0->ne[0]), 16, err, err_size)) {
+                return false;
+            }
+        }
+        kid = GGML_METAL_K_ACC;
+        for (int i = 0; i < 4; i++) {
+            k.i[i] = op_i32(node, i);
+        }
+        k.i[4] = (int32_t) node->src[1]->type;
+        grid = MTLSizeMake((NSUInteger) node->src[1]->ne[1], (NSUInteger) node->src[1]->ne[2], (NSUInteger) node->src[1]->ne[3]);
+        nth = (NSUInteger) row_threads(node->src[1]->ne[0]);
+        break;
+    }
     case GGML_OP_NORM:
         kid = GGML_METAL_K_NORM;
         k.f[0] = op_f32(node, 0);

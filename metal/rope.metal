@@ -1,5 +1,5 @@
-// rope.metal - ROPE (F32, F16), modes 0 (pairs 2k, 2k+1) and 2 (NeoX: pairs k, k + n_dims/2),
-// with YaRN. src1 holds one I32 position per i2. Parameters: i[0] = n_dims, i[1] = mode,
+// rope.metal - position encodings: ALIBI (below) and ROPE (F32, F16), modes 0 (pairs 2k,
+// 2k+1) and 2 (NeoX: pairs k, k + n_dims/2), with YaRN. src1 holds one I32 position per i2. Parameters: i[0] = n_dims, i[1] = mode,
 // i[2] = src/dst type; f[0] = freq_base, f[1] = freq_scale, f[2] = ext_factor,
 // f[3] = attn_factor, f[4], f[5] = YaRN correction dims (computed by the host).
 // One threadgroup per row (i1, i2, i3); threads stride over pairs. Elements at or beyond
@@ -46,5 +46,20 @@ kernel void kernel_rope(GGML_METAL_KERNEL_ARGS) {
     for (int64_t i0 = n_dims + tpitg.x; i0 < args.ne0; i0 += ntg.x) {
         store_elem(type, d, i0 * (int64_t) (args.nb0 / (uint64_t) esz),
                    load_elem(type, a, i0 * (int64_t) (args.nb00 / (uint64_t) esz)));
+    }
+}
+
+// ALIBI (F32): element i0 of every row of head k (k = i2 + ne2*i3) gets i0 * slope_k added,
+// slope_k = m0^(k+1) for k < h, m1^(2(k-h)+1) after; the host passes h (i[0]), m0 and m1
+// (f[0], f[1]). One threadgroup per row.
+kernel void kernel_alibi(GGML_METAL_KERNEL_ARGS) {
+    const int64_t i1 = tgpig.x, i2 = tgpig.y, i3 = tgpig.z;
+    const int64_t k = i2 + args.ne02 * i3;
+    const int64_t h = args.i[0];
+    const float slope = k < h ? pow(args.f[0], (float) (k + 1)) : pow(args.f[1], (float) (2 * (k - h) + 1));
+    device const char * a = src0 + i1*args.nb01 + i2*args.nb02 + i3*args.nb03;
+    device char * d = dst + i1*args.nb1 + i2*args.nb2 + i3*args.nb3;
+    for (int64_t i0 = tpitg.x; i0 < args.ne0; i0 += ntg.x) {
+        *(device float *) (d + i0*args.nb0) = (float) i0 * slope + *(device const float *) (a + i0*args.nb00);
     }
 }

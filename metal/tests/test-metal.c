@@ -199,6 +199,16 @@ static struct ggml_tensor * b_mul_mat_id(struct ggml_context * c, struct ggml_te
     struct ggml_tensor * as[3] = {in[1], in[2], in[3]};
     return ggml_mul_mat_id(c, as, 3, in[0], 1, in[4]);
 }
+static struct ggml_tensor * b_pad(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_pad(c, in[0], 3, 2, 1, 1); }
+static struct ggml_tensor * b_upscale(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_upscale(c, in[0], 2); }
+static struct ggml_tensor * b_concat(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_concat(c, in[0], in[1]); }
+static struct ggml_tensor * b_argsort_asc(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_argsort(c, in[0], GGML_SORT_ASC); }
+static struct ggml_tensor * b_argsort_desc(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_argsort(c, in[0], GGML_SORT_DESC); }
+static struct ggml_tensor * b_group_norm(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_group_norm(c, in[0], 3); }
+static struct ggml_tensor * b_alibi(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_alibi(c, in[0], 0, 4, 8.0f); }
+static struct ggml_tensor * b_acc(struct ggml_context * c, struct ggml_tensor ** in) {
+    return ggml_acc(c, in[0], in[1], in[0]->nb[1], in[0]->nb[2], in[0]->nb[3], 2 * in[0]->nb[1] + 4 * sizeof(float));
+}
 static struct ggml_tensor * b_mul_mat(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_mul_mat(c, in[0], in[1]); }
 
 #define IN(t, a, b, cc, d) {t, {a, b, cc, d}, 1}
@@ -261,6 +271,17 @@ static void test_ops(void) {
     check_case("CPY f32->q8_0", cq, 1, b_cpy_q8_0, 0, false); // read back dequantized: must be exact
     check_case("CPY f32->q4_0", cq, 1, b_cpy_q4_0, 0, false);
     check_case("CPY f32->q4_1", cq, 1, b_cpy_q4_1, 0, false);
+    const struct input pd[] = {IN(GGML_TYPE_F32, 17, 5, 3, 2), IN(GGML_TYPE_F32, 17, 5, 4, 2)};
+    check_case("PAD", pd, 1, b_pad, 0, false);
+    check_case("UPSCALE", pd, 1, b_upscale, 0, false);
+    check_case("CONCAT", pd, 2, b_concat, 0, false);
+    check_case("GROUP_NORM", pd + 1, 1, b_group_norm, 1e-5, false);
+    check_case("ALIBI", pd + 1, 1, b_alibi, 1e-6, false);
+    const struct input as[] = {IN(GGML_TYPE_F32, 300, 4, 2, 1)};
+    check_case("ARGSORT asc", as, 1, b_argsort_asc, 0, false);
+    check_case("ARGSORT desc", as, 1, b_argsort_desc, 0, false);
+    const struct input ac[] = {IN(GGML_TYPE_F32, 20, 6, 3, 1), IN(GGML_TYPE_F32, 9, 3, 2, 1)};
+    check_case("ACC", ac, 2, b_acc, 1e-6, false);
     const struct input cp[] = {IN(GGML_TYPE_F32, 40, 3, 2, 1)};
     check_case("CPY f32->f16 reshaped", cp, 1, b_cpy_f16, 1e-3, false);
     check_case("CONT transposed", cp, 1, b_cont_t, 0, false);
