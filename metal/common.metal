@@ -59,12 +59,69 @@ typedef struct {
     int8_t qs[QK8_0];
 } block_q8_0;
 
+#define QK5_0 32
+#define QK5_1 32
+#define QK_K  256
+
+typedef struct {
+    half    d;
+    uint8_t qh[4];
+    uint8_t qs[QK5_0 / 2];
+} block_q5_0;
+
+typedef struct {
+    half    d;
+    half    m;
+    uint8_t qh[4];
+    uint8_t qs[QK5_1 / 2];
+} block_q5_1;
+
+typedef struct {
+    half    d;
+    half    dmin;
+    uint8_t scales[12];
+    uint8_t qs[QK_K / 2];
+} block_q4_K;
+
+typedef struct {
+    half    d;
+    half    dmin;
+    uint8_t scales[12];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+} block_q5_K;
+
+typedef struct {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t  scales[QK_K / 16];
+    half    d;
+} block_q6_K;
+
 // ggml_type values the kernels dispatch on at run time
 #define GGML_METAL_T_F32  0
 #define GGML_METAL_T_F16  1
 #define GGML_METAL_T_Q4_0 2
 #define GGML_METAL_T_Q4_1 3
+#define GGML_METAL_T_Q5_0 6
+#define GGML_METAL_T_Q5_1 7
 #define GGML_METAL_T_Q8_0 8
+#define GGML_METAL_T_Q4_K 12
+#define GGML_METAL_T_Q5_K 13
+#define GGML_METAL_T_Q6_K 14
+
+// scale (*sc) and min (*mn) of sub-block is (0..7) of a Q4_K/Q5_K block: 6-bit values packed in
+// 12 bytes (sub-blocks 0-3 in the low 6 bits of bytes 0-3 / 4-7, sub-blocks 4-7 split over the
+// nibbles of bytes 8-11 and the top 2 bits of bytes 0-7)
+inline void k_scale_min(int is, device const uint8_t * q, thread int * sc, thread int * mn) {
+    if (is < 4) {
+        *sc = q[is] & 63;
+        *mn = q[is + 4] & 63;
+    } else {
+        *sc = (q[is + 4] & 0x0f) | ((q[is - 4] >> 6) << 4);
+        *mn = (q[is + 4] >> 4) | ((q[is] >> 6) << 4);
+    }
+}
 
 // element j of a row of type `type` starting at row
 inline float load_elem(int type, device const char * row, int64_t j) {
@@ -86,6 +143,61 @@ inline float load_elem(int type, device const char * row, int64_t j) {
     case GGML_METAL_T_Q8_0: {
         device const block_q8_0 * b = (device const block_q8_0 *) row + j / QK8_0;
         return (float) b->d * (float) b->qs[j % QK8_0];
+    }
+    case GGML_METAL_T_Q5_0:
+    case GGML_METAL_T_Q5_1: {
+        // both: 4-bit low parts as Q4_0/Q4_1, bit k of the 32-bit qh the fifth bit of element k
+        const bool q51 = type == GGML_METAL_T_Q5_1;
+        device const uint8_t * blk = (device const uint8_t *) row + (j / 32) * (q51 ? sizeof(block_q5_1) : sizeof(block_q5_0));
+        device const uint8_t * qh = blk + (q51 ? 4 : 2);
+        device const uint8_t * qs = qh + 4;
+        const int k = (int) (j % 32);
+        const int lo = k < 16 ? (qs[k] & 0x0f) : (qs[k - 16] >> 4);
+        const int q = lo | (((qh[k / 8] >> (k % 8)) & 1) << 4);
+        const float d = (float) *(device const half *) blk;
+        return q51 ? d * (float) q + (float) *(device const half *) (blk + 2) : d * (float) (q - 16);
+    }
+    case GGML_METAL_T_Q4_K:
+    case GGML_METAL_T_Q5_K: {
+        // 4 chunks of 64: element r of chunk c is the low (r < 32) or high nibble of byte
+        // 32c + r%32, sub-block 2c + (r >= 32); Q5_K adds bit (2c + (r >= 32)) of qh[r%32] as 16
+        const bool q5 = type == GGML_METAL_T_Q5_K;
+        const int64_t ib = j / QK_K;
+        const int k = (int) (j % QK_K);
+        const int c = k / 64, r = k % 64, l = r % 32, hi = r >= 32 ? 1 : 0;
+        device const uint8_t * scales;
+        device const uint8_t * qs;
+        float d, dmin;
+        int h = 0;
+        if (q5) {
+            device const block_q5_K * b = (device const block_q5_K *) row + ib;
+            scales = b->scales;
+            qs = b->qs;
+            d = (float) b->d;
+            dmin = (float) b->dmin;
+            h = ((b->qh[l] >> (2 * c + hi)) & 1) << 4;
+        } else {
+            device const block_q4_K * b = (device const block_q4_K *) row + ib;
+            scales = b->scales;
+            qs = b->qs;
+            d = (float) b->d;
+            dmin = (float) b->dmin;
+        }
+        int sc, mn;
+        k_scale_min(2 * c + hi, scales, &sc, &mn);
+        const int q = (hi ? (qs[32 * c + l] >> 4) : (qs[32 * c + l] & 0x0f)) + h;
+        return d * (float) sc * (float) q - dmin * (float) mn;
+    }
+    case GGML_METAL_T_Q6_K: {
+        // 2 halves of 128, each 4 quarters of 32: quarter t of half n takes the low (t < 2) or
+        // high nibble of ql[64n + l + 32(t % 2)], bits 2t.. of qh[32n + l], scale 8n + l/16 + 2t
+        device const block_q6_K * b = (device const block_q6_K *) row + j / QK_K;
+        const int k = (int) (j % QK_K);
+        const int n = k / 128, r = k % 128, t = r / 32, l = r % 32;
+        const uint8_t qlb = b->ql[64 * n + l + 32 * (t % 2)];
+        const int lo = t < 2 ? (qlb & 0x0f) : (qlb >> 4);
+        const int q = (lo | (((b->qh[32 * n + l] >> (2 * t)) & 3) << 4)) - 32;
+        return (float) b->d * (float) b->scales[8 * n + l / 16 + 2 * t] * (float) q;
     }
     default:
         return ((device const float *) row)[j];

@@ -63,9 +63,39 @@ static bool is_f32_or_f16(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
 }
 
+// the types load_elem (common.metal) reads, with their mat-vec kernels
 static bool mul_mat_src0_type(enum ggml_type t) {
-    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 ||
-           t == GGML_TYPE_Q8_0;
+    switch (t) {
+    case GGML_TYPE_F32:
+    case GGML_TYPE_F16:
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q4_1:
+    case GGML_TYPE_Q5_0:
+    case GGML_TYPE_Q5_1:
+    case GGML_TYPE_Q8_0:
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+    case GGML_TYPE_Q6_K:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// the mat-vec kernel for src0 type t (MUL_MAT, or MUL_MAT_ID when id)
+static enum ggml_metal_kernel_id mul_mv_kernel(enum ggml_type t, bool id) {
+    switch (t) {
+    case GGML_TYPE_F32:  return id ? GGML_METAL_K_MUL_MV_ID_F32  : GGML_METAL_K_MUL_MV_F32;
+    case GGML_TYPE_F16:  return id ? GGML_METAL_K_MUL_MV_ID_F16  : GGML_METAL_K_MUL_MV_F16;
+    case GGML_TYPE_Q4_0: return id ? GGML_METAL_K_MUL_MV_ID_Q4_0 : GGML_METAL_K_MUL_MV_Q4_0;
+    case GGML_TYPE_Q4_1: return id ? GGML_METAL_K_MUL_MV_ID_Q4_1 : GGML_METAL_K_MUL_MV_Q4_1;
+    case GGML_TYPE_Q5_0: return id ? GGML_METAL_K_MUL_MV_ID_Q5_0 : GGML_METAL_K_MUL_MV_Q5_0;
+    case GGML_TYPE_Q5_1: return id ? GGML_METAL_K_MUL_MV_ID_Q5_1 : GGML_METAL_K_MUL_MV_Q5_1;
+    case GGML_TYPE_Q8_0: return id ? GGML_METAL_K_MUL_MV_ID_Q8_0 : GGML_METAL_K_MUL_MV_Q8_0;
+    case GGML_TYPE_Q4_K: return id ? GGML_METAL_K_MUL_MV_ID_Q4_K : GGML_METAL_K_MUL_MV_Q4_K;
+    case GGML_TYPE_Q5_K: return id ? GGML_METAL_K_MUL_MV_ID_Q5_K : GGML_METAL_K_MUL_MV_Q5_K;
+    default:             return id ? GGML_METAL_K_MUL_MV_ID_Q6_K : GGML_METAL_K_MUL_MV_Q6_K;
+    }
 }
 
 bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct ggml_tensor * op) {
@@ -187,7 +217,7 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
     }
     case GGML_OP_MUL_MAT:
         return ctx->has_simdgroup_reduction && src0 != NULL && src1 != NULL && mul_mat_src0_type(src0->type) &&
-               src1->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
+               is_f32_or_f16(src1->type) && op->type == GGML_TYPE_F32 &&
                src0->nb[0] == ggml_type_size(src0->type) && src1->ne[2] % src0->ne[2] == 0 &&
                src1->ne[3] % src0->ne[3] == 0 && src0->ne[0] == src1->ne[0];
     default:
@@ -453,13 +483,7 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
     }
     case GGML_OP_MUL_MAT_ID: {
         const struct ggml_tensor * a0 = node->src[2];
-        switch (a0->type) {
-        case GGML_TYPE_F32:  kid = GGML_METAL_K_MUL_MV_ID_F32;  break;
-        case GGML_TYPE_F16:  kid = GGML_METAL_K_MUL_MV_ID_F16;  break;
-        case GGML_TYPE_Q4_0: kid = GGML_METAL_K_MUL_MV_ID_Q4_0; break;
-        case GGML_TYPE_Q4_1: kid = GGML_METAL_K_MUL_MV_ID_Q4_1; break;
-        default:             kid = GGML_METAL_K_MUL_MV_ID_Q8_0; break;
-        }
+        kid = mul_mv_kernel(a0->type, true);
         grid = MTLSizeMake((NSUInteger) a0->ne[1], (NSUInteger) node->src[1]->ne[1],
                            (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
         const int n_as = op_i32(node, 1);
@@ -471,6 +495,7 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
             ke.i[0] = op_i32(node, 0);
             ke.i[1] = e;
             ke.i[2] = n_as;
+            ke.i[3] = GGML_TYPE_F32;
             if (!metal_dispatch(ctx, enc, kid, &ke, srcs, node, grid, 32, 16, err, err_size)) {
                 return false;
             }
@@ -478,13 +503,8 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         return true;
     }
     case GGML_OP_MUL_MAT:
-        switch (node->src[0]->type) {
-        case GGML_TYPE_F32:  kid = GGML_METAL_K_MUL_MV_F32;  break;
-        case GGML_TYPE_F16:  kid = GGML_METAL_K_MUL_MV_F16;  break;
-        case GGML_TYPE_Q4_0: kid = GGML_METAL_K_MUL_MV_Q4_0; break;
-        case GGML_TYPE_Q4_1: kid = GGML_METAL_K_MUL_MV_Q4_1; break;
-        default:             kid = GGML_METAL_K_MUL_MV_Q8_0; break;
-        }
+        kid = mul_mv_kernel(node->src[0]->type, false);
+        k.i[3] = (int32_t) node->src[1]->type;
         grid = MTLSizeMake((NSUInteger) node->src[0]->ne[1], (NSUInteger) node->src[1]->ne[1],
                            (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
         nth = 32;

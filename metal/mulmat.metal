@@ -1,4 +1,4 @@
-// mulmat.metal - MUL_MAT with F32 src1 and F32 dst: dst[i01, i11, i12, i13] = dot(row i01 of
+// mulmat.metal - MUL_MAT with F32 or F16 src1 (i[3] = its type) and F32 dst: dst[i01, i11, i12, i13] = dot(row i01 of
 // src0 matrix (i12 / r2, i13 / r3), row i11 of src1 matrix (i12, i13)), r2 = ne12/ne02 and
 // r3 = ne13/ne03 broadcasting src0. One SIMD group (32 threads) per dst element; the lanes
 // stride over the row (F32/F16: elements; quantized types: 32-element blocks, each lane
@@ -26,17 +26,21 @@ inline void mul_mv_row(int type, bool use_ids, GGML_METAL_FN_ARGS) {
     const int64_t i02 = i12 / (args.ne12 / args.ne02), i03 = i13 / (args.ne13 / args.ne03);
     device const char * a = src0 + i01*args.nb01 + i02*args.nb02 + i03*args.nb03;
     device const char * b = src1 + i11*args.nb11 + i12*args.nb12 + i13*args.nb13;
+    const bool b16 = args.i[3] == GGML_METAL_T_F16;
     float s = 0.0f;
     if (type == GGML_METAL_T_F32 || type == GGML_METAL_T_F16) {
         for (int64_t i0 = tiisg; i0 < args.ne00; i0 += 32) {
-            s += load_elem(type, a, i0) * *(device const float *) (b + i0*args.nb10);
+            device const char * y = b + i0*args.nb10;
+            s += load_elem(type, a, i0) * (b16 ? (float) *(device const half *) y : *(device const float *) y);
         }
     } else {
+        // 32-element chunks (a block, or a sub-block of the 256-element k-quant blocks)
         const int64_t nblk = args.ne00 / 32;
         for (int64_t ib = tiisg; ib < nblk; ib += 32) {
             float sb = 0.0f;
             for (int64_t j = 0; j < 32; j++) {
-                sb += load_elem(type, a, ib*32 + j) * *(device const float *) (b + (ib*32 + j)*args.nb10);
+                device const char * y = b + (ib*32 + j)*args.nb10;
+                sb += load_elem(type, a, ib*32 + j) * (b16 ? (float) *(device const half *) y : *(device const float *) y);
             }
             s += sb;
         }
@@ -51,9 +55,19 @@ kernel void kernel_mul_mv_f32_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_META
 kernel void kernel_mul_mv_f16_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F16, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q4_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_0, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_1, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q5_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_0, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q5_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_1, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q4_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_K, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q5_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_K, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q6_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q6_K, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_f32_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F32, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_f16_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_F16, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q4_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_0, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_1, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q5_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_0, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q5_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_1, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q4_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_K, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q5_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_K, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q6_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q6_K, true, GGML_METAL_CALL); }
