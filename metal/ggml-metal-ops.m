@@ -167,7 +167,7 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
         return ctx->has_simdgroup_reduction && all_f32(op) && same_shape(src0, op) &&
                (src1 == NULL || (src1->ne[0] >= src0->ne[0] && src1->ne[1] >= 1));
     case GGML_OP_DIAG_MASK_INF:
-        return all_f32(op) && same_shape(src0, op) && op->ne[3] == 1;
+        return all_f32(op) && same_shape(src0, op);
     case GGML_OP_ROPE: {
         const int n_dims = op_i32(op, 1);
         const int mode = op_i32(op, 2);
