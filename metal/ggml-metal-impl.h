@@ -52,7 +52,17 @@
     X(MUL_MV_ID_Q8_0, "kernel_mul_mv_id_q8_0_f32") \
     X(MUL_MV_ID_Q4_K, "kernel_mul_mv_id_q4_K_f32") \
     X(MUL_MV_ID_Q5_K, "kernel_mul_mv_id_q5_K_f32") \
-    X(MUL_MV_ID_Q6_K, "kernel_mul_mv_id_q6_K_f32")
+    X(MUL_MV_ID_Q6_K, "kernel_mul_mv_id_q6_K_f32") \
+    X(MUL_MM_F32, "kernel_mul_mm_f32_f32") \
+    X(MUL_MM_F16, "kernel_mul_mm_f16_f32") \
+    X(MUL_MM_Q4_0, "kernel_mul_mm_q4_0_f32") \
+    X(MUL_MM_Q4_1, "kernel_mul_mm_q4_1_f32") \
+    X(MUL_MM_Q5_0, "kernel_mul_mm_q5_0_f32") \
+    X(MUL_MM_Q5_1, "kernel_mul_mm_q5_1_f32") \
+    X(MUL_MM_Q8_0, "kernel_mul_mm_q8_0_f32") \
+    X(MUL_MM_Q4_K, "kernel_mul_mm_q4_K_f32") \
+    X(MUL_MM_Q5_K, "kernel_mul_mm_q5_K_f32") \
+    X(MUL_MM_Q6_K, "kernel_mul_mm_q6_K_f32")
 
 enum ggml_metal_kernel_id {
 #define GGML_METAL_ENUM(e, name) GGML_METAL_K_##e,

@@ -19,6 +19,10 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+// MUL_MAT with at least this many src1 columns uses the SIMD-group-matrix GEMM, fewer the
+// mat-vec kernels
+#define GGML_METAL_GEMM_MIN_COLS 8
+
 static int32_t op_i32(const struct ggml_tensor * t, int i) {
     int32_t v;
     memcpy(&v, (const char *) t->op_params + i * sizeof(int32_t), sizeof(v));
@@ -79,6 +83,22 @@ static bool mul_mat_src0_type(enum ggml_type t) {
         return true;
     default:
         return false;
+    }
+}
+
+// the GEMM kernel (8x8 SIMD-group matrix tiles) for src0 type t
+static enum ggml_metal_kernel_id mul_mm_kernel(enum ggml_type t) {
+    switch (t) {
+    case GGML_TYPE_F32:  return GGML_METAL_K_MUL_MM_F32;
+    case GGML_TYPE_F16:  return GGML_METAL_K_MUL_MM_F16;
+    case GGML_TYPE_Q4_0: return GGML_METAL_K_MUL_MM_Q4_0;
+    case GGML_TYPE_Q4_1: return GGML_METAL_K_MUL_MM_Q4_1;
+    case GGML_TYPE_Q5_0: return GGML_METAL_K_MUL_MM_Q5_0;
+    case GGML_TYPE_Q5_1: return GGML_METAL_K_MUL_MM_Q5_1;
+    case GGML_TYPE_Q8_0: return GGML_METAL_K_MUL_MM_Q8_0;
+    case GGML_TYPE_Q4_K: return GGML_METAL_K_MUL_MM_Q4_K;
+    case GGML_TYPE_Q5_K: return GGML_METAL_K_MUL_MM_Q5_K;
+    default:             return GGML_METAL_K_MUL_MM_Q6_K;
     }
 }
 
@@ -503,11 +523,18 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         return true;
     }
     case GGML_OP_MUL_MAT:
-        kid = mul_mv_kernel(node->src[0]->type, false);
         k.i[3] = (int32_t) node->src[1]->type;
-        grid = MTLSizeMake((NSUInteger) node->src[0]->ne[1], (NSUInteger) node->src[1]->ne[1],
-                           (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
         nth = 32;
+        if (node->src[1]->ne[1] >= GGML_METAL_GEMM_MIN_COLS) {
+            kid = mul_mm_kernel(node->src[0]->type);
+            grid = MTLSizeMake((NSUInteger) ((node->src[0]->ne[1] + 7) / 8), (NSUInteger) ((node->src[1]->ne[1] + 7) / 8),
+                               (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
+            tg_mem = 3 * 64 * sizeof(float);
+        } else {
+            kid = mul_mv_kernel(node->src[0]->type, false);
+            grid = MTLSizeMake((NSUInteger) node->src[0]->ne[1], (NSUInteger) node->src[1]->ne[1],
+                               (NSUInteger) (node->src[1]->ne[2] * node->src[1]->ne[3]));
+        }
         break;
     default:
         snprintf(err, err_size, "op %s has no kernel", ggml_op_name(node->op));

@@ -3,7 +3,7 @@
 // Fibers run until they finish or reach a synchronisation point:
 //   * threadgroup_barrier: released when every not-yet-finished thread of the threadgroup waits
 //     at one;
-//   * simd_sum / simd_max: released per SIMD group (32 consecutive thread indices) when every
+//   * simd_sum / simd_max / SIMD-group matrix operations: released per SIMD group (32 consecutive thread indices) when every
 //     not-yet-finished lane of the group waits at the same function; the result covers those
 //     lanes (finished lanes are inactive, as on a GPU).
 // SIMD groups are released before barriers. When nothing can proceed (some threads at a
@@ -24,7 +24,7 @@
 namespace {
 
 enum state { READY, AT_BARRIER, AT_SIMD, DONE };
-enum simd_op { SIMD_SUM, SIMD_MAX };
+enum simd_op { SIMD_SUM, SIMD_MAX, SIMD_SYNC };
 
 struct fiber {
     ucontext_t ctx;
@@ -127,7 +127,11 @@ bool release_simd(group & g) {
         float r = op == SIMD_SUM ? 0.0f : -INFINITY;
         for (size_t i = s; i < e; i++) { // lane order, as a fixed reduction tree would not be
             if (g.fibers[i].st == AT_SIMD) {
-                r = op == SIMD_SUM ? r + g.fibers[i].val : (g.fibers[i].val > r ? g.fibers[i].val : r);
+                if (op == SIMD_SUM) {
+                    r += g.fibers[i].val;
+                } else if (op == SIMD_MAX) {
+                    r = g.fibers[i].val > r ? g.fibers[i].val : r;
+                }
             }
         }
         for (size_t i = s; i < e; i++) {
@@ -212,6 +216,7 @@ extern "C" void ggml_metal_emu_threadgroup_barrier(void) {
 
 extern "C" float ggml_metal_emu_simd_sum(float v) { return simd_wait(SIMD_SUM, v); }
 extern "C" float ggml_metal_emu_simd_max(float v) { return simd_wait(SIMD_MAX, v); }
+extern "C" void ggml_metal_emu_simd_sync(void) { (void) simd_wait(SIMD_SYNC, 0.0f); }
 
 extern "C" int ggml_metal_emu_run(const ggml_metal_emu_kernel * k, const ggml_metal_emu_dispatch * d,
                                   char * err, size_t err_size) {

@@ -262,6 +262,10 @@ static void test_ops(void) {
         snprintf(name, sizeof(name), "MUL_MAT %s", ggml_type_name(qt[i]));
         // the CPU quantizes src1 to Q8_0 for quantized src0; F16 src0: src1 rounded to F16
         check_case(name, mm, 2, b_mul_mat, i == 0 ? 1e-5 : -5e-4, true);
+        // 19 columns: the SIMD-group-matrix GEMM, with partial 8x8 tiles in both directions
+        const struct input mg[] = {IN(qt[i], 256, 13, 2, 1), IN(GGML_TYPE_F32, 256, 19, 4, 2)};
+        snprintf(name, sizeof(name), "MUL_MAT GEMM %s", ggml_type_name(qt[i]));
+        check_case(name, mg, 2, b_mul_mat, i == 0 ? 1e-5 : -5e-4, true);
     }
     for (size_t i = 0; i < sizeof(qt) / sizeof(qt[0]); i++) {
         char name[64];
@@ -272,6 +276,8 @@ static void test_ops(void) {
     }
     const struct input mh[] = {IN(GGML_TYPE_F16, 96, 13, 2, 1), IN(GGML_TYPE_F16, 96, 3, 4, 2)};
     check_case("MUL_MAT f16 x f16", mh, 2, b_mul_mat, 1e-3, true);
+    const struct input mk[] = {IN(GGML_TYPE_F32, 101, 9, 1, 1), IN(GGML_TYPE_F32, 101, 10, 1, 1)};
+    check_case("MUL_MAT GEMM k=101", mk, 2, b_mul_mat, 1e-5, true);
     check_case("ABS", un, 1, b_abs, 0, false);
     check_case("SGN", un, 1, b_sgn, 0, false);
     check_case("NEG", un, 1, b_neg, 0, false);
