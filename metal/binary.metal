@@ -1,4 +1,4 @@
-// binary.metal - ADD, MUL, DIV (F32): dst = src0 op src1, src1 broadcast by repetition along
+// binary.metal - ADD (and ADD1), SUB, MUL, DIV (F32): dst = src0 op src1, src1 broadcast by repetition along
 // every dimension. One threadgroup per dst row (i1, i2, i3); threads stride over i0.
 
 inline void binary_row(int op, GGML_METAL_FN_ARGS) {
@@ -15,6 +15,8 @@ inline void binary_row(int op, GGML_METAL_FN_ARGS) {
             r = x + y;
         } else if (op == 1) {
             r = x * y;
+        } else if (op == 3) {
+            r = x - y;
         } else {
             r = x / y;
         }
@@ -25,3 +27,4 @@ inline void binary_row(int op, GGML_METAL_FN_ARGS) {
 kernel void kernel_add(GGML_METAL_KERNEL_ARGS) { binary_row(0, GGML_METAL_CALL); }
 kernel void kernel_mul(GGML_METAL_KERNEL_ARGS) { binary_row(1, GGML_METAL_CALL); }
 kernel void kernel_div(GGML_METAL_KERNEL_ARGS) { binary_row(2, GGML_METAL_CALL); }
+kernel void kernel_sub(GGML_METAL_KERNEL_ARGS) { binary_row(3, GGML_METAL_CALL); }

@@ -89,3 +89,25 @@ kernel void kernel_cpy_f32_q(GGML_METAL_KERNEL_ARGS) {
         }
     }
 }
+
+// CPY / DUP / CONT between tensors of one non-quantized type of 2 or 4 bytes per element
+// (i[0] = element size; I32, I16, ...): the bits are copied in row-major element order, as
+// kernel_cpy does for F32/F16. One threadgroup per src0 row.
+kernel void kernel_cpy_raw(GGML_METAL_KERNEL_ARGS) {
+    const int64_t i01 = tgpig.x, i02 = tgpig.y, i03 = tgpig.z;
+    device const char * a = src0 + i01*args.nb01 + i02*args.nb02 + i03*args.nb03;
+    const int64_t base = args.ne00*(i01 + args.ne01*(i02 + args.ne02*i03));
+    for (int64_t i00 = tpitg.x; i00 < args.ne00; i00 += ntg.x) {
+        const int64_t n = base + i00;
+        const int64_t i0 = n % args.ne0;
+        const int64_t i1 = (n / args.ne0) % args.ne1;
+        const int64_t i2 = (n / (args.ne0*args.ne1)) % args.ne2;
+        const int64_t i3 = n / (args.ne0*args.ne1*args.ne2);
+        device char * d = dst + i0*args.nb0 + i1*args.nb1 + i2*args.nb2 + i3*args.nb3;
+        if (args.i[0] == 2) {
+            *(device ushort *) d = *(device const ushort *) (a + i00*args.nb00);
+        } else {
+            *(device uint *) d = *(device const uint *) (a + i00*args.nb00);
+        }
+    }
+}

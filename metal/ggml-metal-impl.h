@@ -16,6 +16,9 @@
     X(ADD,           "kernel_add")                     \
     X(MUL,           "kernel_mul")                     \
     X(DIV,           "kernel_div")                     \
+    X(SUB,           "kernel_sub")                     \
+    X(REPEAT,        "kernel_repeat")                  \
+    X(CPY_RAW,       "kernel_cpy_raw")                 \
     X(UNARY,         "kernel_unary")                   \
     X(RMS_NORM,      "kernel_rms_norm")                \
     X(NORM,          "kernel_norm")                    \

@@ -67,6 +67,12 @@ static bool is_f32_or_f16(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
 }
 
+// a non-quantized type of 2 or 4 bytes per element that kernel_cpy_raw and kernel_repeat copy bit
+// for bit
+static bool raw_type(enum ggml_type t) {
+    return ggml_blck_size(t) == 1 && (ggml_type_size(t) == 2 || ggml_type_size(t) == 4);
+}
+
 // the types load_elem (common.metal) reads, with their mat-vec kernels
 static bool mul_mat_src0_type(enum ggml_type t) {
     switch (t) {
@@ -129,9 +135,14 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
     case GGML_OP_PERMUTE:
         return true;
     case GGML_OP_ADD:
+    case GGML_OP_SUB:
     case GGML_OP_MUL:
     case GGML_OP_DIV:
         return src0 != NULL && src1 != NULL && all_f32(op) && same_shape(src0, op) && repeats_to(src1, src0);
+    case GGML_OP_ADD1:
+        return src0 != NULL && src1 != NULL && all_f32(op) && same_shape(src0, op) && ggml_nelements(src1) == 1;
+    case GGML_OP_REPEAT:
+        return src0 != NULL && src0->type == op->type && raw_type(op->type) && repeats_to(src0, op);
     case GGML_OP_SCALE:
     case GGML_OP_SQR:
     case GGML_OP_SQRT:
@@ -212,7 +223,7 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
             return src0->type == GGML_TYPE_F32 && src0->ne[0] == op->ne[0] && op->ne[0] % 32 == 0 &&
                    op->nb[0] == ggml_type_size(op->type);
         }
-        return is_f32_or_f16(src0->type) && is_f32_or_f16(op->type);
+        return (is_f32_or_f16(src0->type) && is_f32_or_f16(op->type)) || (src0->type == op->type && raw_type(op->type));
     case GGML_OP_MUL_MAT_ID: {
         const struct ggml_tensor * ids = op->src[0];
         const struct ggml_tensor * a0 = op->src[2];
@@ -339,7 +350,13 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
     NSUInteger tg_mem = 16;
 
     switch (node->op) {
-    case GGML_OP_ADD: kid = GGML_METAL_K_ADD; break;
+    case GGML_OP_ADD:
+    case GGML_OP_ADD1: kid = GGML_METAL_K_ADD; break;
+    case GGML_OP_SUB: kid = GGML_METAL_K_SUB; break;
+    case GGML_OP_REPEAT:
+        kid = GGML_METAL_K_REPEAT;
+        k.i[0] = (int32_t) ggml_type_size(node->type);
+        break;
     case GGML_OP_MUL: kid = GGML_METAL_K_MUL; break;
     case GGML_OP_DIV: kid = GGML_METAL_K_DIV; break;
     case GGML_OP_SCALE:
@@ -493,9 +510,10 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
     case GGML_OP_DUP:
     case GGML_OP_CONT: {
         const struct ggml_tensor * s0 = node->src[0];
-        const bool quant = !is_f32_or_f16(node->type);
-        kid = quant ? GGML_METAL_K_CPY_F32_Q : GGML_METAL_K_CPY;
-        k.i[0] = (int32_t) s0->type;
+        const bool quant = ggml_blck_size(node->type) > 1;
+        const bool raw = !quant && !(is_f32_or_f16(s0->type) && is_f32_or_f16(node->type));
+        kid = quant ? GGML_METAL_K_CPY_F32_Q : (raw ? GGML_METAL_K_CPY_RAW : GGML_METAL_K_CPY);
+        k.i[0] = raw ? (int32_t) ggml_type_size(node->type) : (int32_t) s0->type;
         k.i[1] = (int32_t) node->type;
         grid = MTLSizeMake((NSUInteger) s0->ne[1], (NSUInteger) s0->ne[2], (NSUInteger) s0->ne[3]);
         nth = quant ? 32 : (NSUInteger) row_threads(s0->ne[0]);

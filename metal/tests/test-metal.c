@@ -219,6 +219,14 @@ static struct ggml_tensor * b_alibi(struct ggml_context * c, struct ggml_tensor 
 static struct ggml_tensor * b_acc(struct ggml_context * c, struct ggml_tensor ** in) {
     return ggml_acc(c, in[0], in[1], in[0]->nb[1], in[0]->nb[2], in[0]->nb[3], 2 * in[0]->nb[1] + 4 * sizeof(float));
 }
+static struct ggml_tensor * b_sub(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_sub(c, in[0], in[1]); }
+static struct ggml_tensor * b_add1(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_add1(c, in[0], in[1]); }
+static struct ggml_tensor * b_repeat(struct ggml_context * c, struct ggml_tensor ** in) {
+    return ggml_repeat(c, in[0], ggml_new_tensor_4d(c, in[0]->type, in[0]->ne[0] * 2, in[0]->ne[1], in[0]->ne[2] * 3, 2));
+}
+static struct ggml_tensor * b_dup_perm(struct ggml_context * c, struct ggml_tensor ** in) {
+    return ggml_cont(c, ggml_permute(c, in[0], 1, 2, 0, 3));
+}
 static struct ggml_tensor * b_mul_mat(struct ggml_context * c, struct ggml_tensor ** in) { return ggml_mul_mat(c, in[0], in[1]); }
 
 #define IN(t, a, b, cc, d) {t, {a, b, cc, d}, 1}
@@ -226,6 +234,14 @@ static struct ggml_tensor * b_mul_mat(struct ggml_context * c, struct ggml_tenso
 static void test_ops(void) {
     const struct input bin[] = {IN(GGML_TYPE_F32, 67, 5, 3, 2), IN(GGML_TYPE_F32, 67, 1, 3, 1)};
     check_case("ADD bcast", bin, 2, b_add, 1e-6, false);
+    check_case("SUB bcast", bin, 2, b_sub, 1e-6, false);
+    const struct input a1[] = {IN(GGML_TYPE_F32, 67, 5, 3, 2), IN(GGML_TYPE_F32, 1, 1, 1, 1)};
+    check_case("ADD1", a1, 2, b_add1, 1e-6, false);
+    const struct input rp32[] = {IN(GGML_TYPE_F32, 7, 3, 2, 1)};
+    check_case("REPEAT f32", rp32, 1, b_repeat, 0, false);
+    const struct input rpi[] = {{GGML_TYPE_I32, {7, 3, 2, 1}, 1000}};
+    check_case("REPEAT i32", rpi, 1, b_repeat, 0, false);
+    check_case("CONT permuted i32", rpi, 1, b_dup_perm, 0, false);
     check_case("MUL bcast", bin, 2, b_mul, 1e-6, false);
     check_case("DIV bcast", bin, 2, b_div, 1e-6, false);
     const struct input un[] = {IN(GGML_TYPE_F32, 300, 7, 2, 1)};
