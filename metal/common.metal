@@ -77,6 +77,20 @@ typedef struct {
 } block_q5_1;
 
 typedef struct {
+    uint8_t scales[QK_K / 16];
+    uint8_t qs[QK_K / 4];
+    half    d;
+    half    dmin;
+} block_q2_K;
+
+typedef struct {
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12];
+    half    d;
+} block_q3_K;
+
+typedef struct {
     half    d;
     half    dmin;
     uint8_t scales[12];
@@ -106,6 +120,8 @@ typedef struct {
 #define GGML_METAL_T_Q5_0 6
 #define GGML_METAL_T_Q5_1 7
 #define GGML_METAL_T_Q8_0 8
+#define GGML_METAL_T_Q2_K 10
+#define GGML_METAL_T_Q3_K 11
 #define GGML_METAL_T_Q4_K 12
 #define GGML_METAL_T_Q5_K 13
 #define GGML_METAL_T_Q6_K 14
@@ -156,6 +172,28 @@ inline float load_elem(int type, device const char * row, int64_t j) {
         const int q = lo | (((qh[k / 8] >> (k % 8)) & 1) << 4);
         const float d = (float) *(device const half *) blk;
         return q51 ? d * (float) q + (float) *(device const half *) (blk + 2) : d * (float) (q - 16);
+    }
+    case GGML_METAL_T_Q2_K:
+    case GGML_METAL_T_Q3_K: {
+        // 2 halves of 128, each 4 slices of 32 (2-bit field 2t of byte qs[32n + l]); sub-block
+        // 8n + 2t + l/16. Q2_K: scale and min are the nibbles of scales[]; Q3_K: a 6-bit signed
+        // scale (low nibble from bytes 0-7, 2 high bits from bytes 8-11) and the high bit
+        // (bit 4n + t of hmask[l]) subtracting 4 when clear
+        const int64_t ib = j / QK_K;
+        const int k = (int) (j % QK_K);
+        const int n = k / 128, r = k % 128, t = r / 32, l = r % 32;
+        const int is = 8 * n + 2 * t + l / 16;
+        if (type == GGML_METAL_T_Q2_K) {
+            device const block_q2_K * b = (device const block_q2_K *) row + ib;
+            const int q = (b->qs[32 * n + l] >> (2 * t)) & 3;
+            const uint8_t sc = b->scales[is];
+            return (float) b->d * (float) (sc & 0x0f) * (float) q - (float) b->dmin * (float) (sc >> 4);
+        }
+        device const block_q3_K * b = (device const block_q3_K *) row + ib;
+        const int q = ((b->qs[32 * n + l] >> (2 * t)) & 3) - ((b->hmask[l] >> (4 * n + t)) & 1 ? 0 : 4);
+        const int lo = is < 8 ? (b->scales[is % 8] & 0x0f) : (b->scales[is % 8] >> 4);
+        const int hi = (b->scales[8 + is % 4] >> (2 * (is / 4))) & 3;
+        return (float) b->d * (float) ((lo | (hi << 4)) - 32) * (float) q;
     }
     case GGML_METAL_T_Q4_K:
     case GGML_METAL_T_Q5_K: {

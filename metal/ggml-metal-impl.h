@@ -43,6 +43,8 @@
     X(MUL_MV_Q5_0, "kernel_mul_mv_q5_0_f32") \
     X(MUL_MV_Q5_1, "kernel_mul_mv_q5_1_f32") \
     X(MUL_MV_Q8_0, "kernel_mul_mv_q8_0_f32") \
+    X(MUL_MV_Q2_K, "kernel_mul_mv_q2_K_f32") \
+    X(MUL_MV_Q3_K, "kernel_mul_mv_q3_K_f32") \
     X(MUL_MV_Q4_K, "kernel_mul_mv_q4_K_f32") \
     X(MUL_MV_Q5_K, "kernel_mul_mv_q5_K_f32") \
     X(MUL_MV_Q6_K, "kernel_mul_mv_q6_K_f32") \
@@ -53,6 +55,8 @@
     X(MUL_MV_ID_Q5_0, "kernel_mul_mv_id_q5_0_f32") \
     X(MUL_MV_ID_Q5_1, "kernel_mul_mv_id_q5_1_f32") \
     X(MUL_MV_ID_Q8_0, "kernel_mul_mv_id_q8_0_f32") \
+    X(MUL_MV_ID_Q2_K, "kernel_mul_mv_id_q2_K_f32") \
+    X(MUL_MV_ID_Q3_K, "kernel_mul_mv_id_q3_K_f32") \
     X(MUL_MV_ID_Q4_K, "kernel_mul_mv_id_q4_K_f32") \
     X(MUL_MV_ID_Q5_K, "kernel_mul_mv_id_q5_K_f32") \
     X(MUL_MV_ID_Q6_K, "kernel_mul_mv_id_q6_K_f32") \
@@ -63,6 +67,8 @@
     X(MUL_MM_Q5_0, "kernel_mul_mm_q5_0_f32") \
     X(MUL_MM_Q5_1, "kernel_mul_mm_q5_1_f32") \
     X(MUL_MM_Q8_0, "kernel_mul_mm_q8_0_f32") \
+    X(MUL_MM_Q2_K, "kernel_mul_mm_q2_K_f32") \
+    X(MUL_MM_Q3_K, "kernel_mul_mm_q3_K_f32") \
     X(MUL_MM_Q4_K, "kernel_mul_mm_q4_K_f32") \
     X(MUL_MM_Q5_K, "kernel_mul_mm_q5_K_f32") \
     X(MUL_MM_Q6_K, "kernel_mul_mm_q6_K_f32")

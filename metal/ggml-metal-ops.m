@@ -83,6 +83,8 @@ static bool mul_mat_src0_type(enum ggml_type t) {
     case GGML_TYPE_Q5_0:
     case GGML_TYPE_Q5_1:
     case GGML_TYPE_Q8_0:
+    case GGML_TYPE_Q2_K:
+    case GGML_TYPE_Q3_K:
     case GGML_TYPE_Q4_K:
     case GGML_TYPE_Q5_K:
     case GGML_TYPE_Q6_K:
@@ -102,6 +104,8 @@ static enum ggml_metal_kernel_id mul_mm_kernel(enum ggml_type t) {
     case GGML_TYPE_Q5_0: return GGML_METAL_K_MUL_MM_Q5_0;
     case GGML_TYPE_Q5_1: return GGML_METAL_K_MUL_MM_Q5_1;
     case GGML_TYPE_Q8_0: return GGML_METAL_K_MUL_MM_Q8_0;
+    case GGML_TYPE_Q2_K: return GGML_METAL_K_MUL_MM_Q2_K;
+    case GGML_TYPE_Q3_K: return GGML_METAL_K_MUL_MM_Q3_K;
     case GGML_TYPE_Q4_K: return GGML_METAL_K_MUL_MM_Q4_K;
     case GGML_TYPE_Q5_K: return GGML_METAL_K_MUL_MM_Q5_K;
     default:             return GGML_METAL_K_MUL_MM_Q6_K;
@@ -118,6 +122,8 @@ static enum ggml_metal_kernel_id mul_mv_kernel(enum ggml_type t, bool id) {
     case GGML_TYPE_Q5_0: return id ? GGML_METAL_K_MUL_MV_ID_Q5_0 : GGML_METAL_K_MUL_MV_Q5_0;
     case GGML_TYPE_Q5_1: return id ? GGML_METAL_K_MUL_MV_ID_Q5_1 : GGML_METAL_K_MUL_MV_Q5_1;
     case GGML_TYPE_Q8_0: return id ? GGML_METAL_K_MUL_MV_ID_Q8_0 : GGML_METAL_K_MUL_MV_Q8_0;
+    case GGML_TYPE_Q2_K: return id ? GGML_METAL_K_MUL_MV_ID_Q2_K : GGML_METAL_K_MUL_MV_Q2_K;
+    case GGML_TYPE_Q3_K: return id ? GGML_METAL_K_MUL_MV_ID_Q3_K : GGML_METAL_K_MUL_MV_Q3_K;
     case GGML_TYPE_Q4_K: return id ? GGML_METAL_K_MUL_MV_ID_Q4_K : GGML_METAL_K_MUL_MV_Q4_K;
     case GGML_TYPE_Q5_K: return id ? GGML_METAL_K_MUL_MV_ID_Q5_K : GGML_METAL_K_MUL_MV_Q5_K;
     default:             return id ? GGML_METAL_K_MUL_MV_ID_Q6_K : GGML_METAL_K_MUL_MV_Q6_K;

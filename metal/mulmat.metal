@@ -105,6 +105,8 @@ kernel void kernel_mul_mv_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_MET
 kernel void kernel_mul_mv_q5_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_0, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q5_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_1, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q2_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q2_K, false, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_q3_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q3_K, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q4_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_K, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q5_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_K, false, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_q6_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q6_K, false, GGML_METAL_CALL); }
@@ -115,6 +117,8 @@ kernel void kernel_mul_mv_id_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_
 kernel void kernel_mul_mv_id_q5_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_0, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q5_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_1, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q8_0, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q2_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q2_K, true, GGML_METAL_CALL); }
+kernel void kernel_mul_mv_id_q3_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q3_K, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q4_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q4_K, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q5_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q5_K, true, GGML_METAL_CALL); }
 kernel void kernel_mul_mv_id_q6_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mv_row(GGML_METAL_T_Q6_K, true, GGML_METAL_CALL); }
@@ -125,6 +129,8 @@ kernel void kernel_mul_mm_q4_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_ME
 kernel void kernel_mul_mm_q5_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q5_0, GGML_METAL_CALL); }
 kernel void kernel_mul_mm_q5_1_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q5_1, GGML_METAL_CALL); }
 kernel void kernel_mul_mm_q8_0_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q8_0, GGML_METAL_CALL); }
+kernel void kernel_mul_mm_q2_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q2_K, GGML_METAL_CALL); }
+kernel void kernel_mul_mm_q3_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q3_K, GGML_METAL_CALL); }
 kernel void kernel_mul_mm_q4_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q4_K, GGML_METAL_CALL); }
 kernel void kernel_mul_mm_q5_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q5_K, GGML_METAL_CALL); }
 kernel void kernel_mul_mm_q6_K_f32(GGML_METAL_KERNEL_ARGS) { mul_mm_tile(GGML_METAL_T_Q6_K, GGML_METAL_CALL); }

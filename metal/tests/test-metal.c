@@ -267,7 +267,8 @@ static void test_ops(void) {
     rp[0].type = GGML_TYPE_F16;
     check_case("ROPE f16", rp, 2, b_rope0, 2e-3, false);
     const enum ggml_type qt[] = {GGML_TYPE_F32,  GGML_TYPE_F16,  GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
-                                 GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
+                                 GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
+                                 GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
     for (size_t i = 0; i < sizeof(qt) / sizeof(qt[0]); i++) {
         char name[64];
         const struct input gr[] = {IN(qt[i], 256, 9, 3, 1), {GGML_TYPE_I32, {4, 3, 1, 1}, 9}};
