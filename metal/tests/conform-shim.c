@@ -1,0 +1,19 @@
+// conform-shim.c - runs the op-conformance harness (../shared/conformance, which computes on
+// ggml_backend_cpu_init()) on the Metal backend instead: linked with
+// -Wl,--wrap=ggml_backend_cpu_init and -Wl,--wrap=ggml_backend_cpu_set_n_threads, the harness's
+// calls land here (build/conformance-metal.sh, make conformance-metal-emu).
+
+#include "ggml-backend.h"
+#include "ggml-metal.h"
+
+ggml_backend_t __wrap_ggml_backend_cpu_init(void);
+void __wrap_ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads);
+
+ggml_backend_t __wrap_ggml_backend_cpu_init(void) {
+    return ggml_backend_metal_init();
+}
+
+void __wrap_ggml_backend_cpu_set_n_threads(ggml_backend_t backend, int n_threads) {
+    (void) backend;
+    (void) n_threads;
+}
