@@ -65,9 +65,6 @@ static int env_flag(const char * name) {
 @end
 
 @implementation GgmlEmuBuffer
-- (id<MTLDevice>)device { return dev; }
-- (NSUInteger)length { return len; }
-- (void *)contents { return ptr; }
 - (void)dealloc {
     [dev release];
     [super dealloc];
@@ -82,7 +79,6 @@ static int env_flag(const char * name) {
 @end
 
 @implementation GgmlEmuFunction
-- (NSString *)name { return fname; }
 - (void)dealloc {
     [fname release];
     [super dealloc];
@@ -123,8 +119,6 @@ static int env_flag(const char * name) {
 @end
 
 @implementation GgmlEmuPipeline
-- (NSUInteger)maxTotalThreadsPerThreadgroup { return GGML_METAL_EMU_MAX_THREADS; }
-- (NSUInteger)threadExecutionWidth { return 32; }
 @end
 
 // one recorded dispatch: the bindings are copied at encoding time (setBytes copies its bytes)
@@ -174,12 +168,14 @@ typedef struct {
                 (unsigned long) index, GGML_METAL_EMU_MAX_BINDINGS - 1);
         abort();
     }
-    if (buffer != nil && offset > [buffer length]) {
+    // every buffer the host binds comes from this emulator, so its storage is read directly
+    GgmlEmuBuffer * b = (GgmlEmuBuffer *) buffer;
+    if (b != nil && offset > b->len) {
         fprintf(stderr, "ggml_metal_emu: setBuffer offset %lu beyond the buffer's %lu bytes\n",
-                (unsigned long) offset, (unsigned long) [buffer length]);
+                (unsigned long) offset, (unsigned long) b->len);
         abort();
     }
-    cur.d.bind[index] = buffer == nil ? NULL : (char *) [buffer contents] + offset;
+    cur.d.bind[index] = b == nil ? NULL : (char *) b->ptr + offset;
 }
 - (void)setThreadgroupMemoryLength:(NSUInteger)length atIndex:(NSUInteger)index {
     if (index != 0) {
@@ -233,11 +229,6 @@ typedef struct {
     e->cb = self;
     return [e autorelease];
 }
-- (void)enqueue {
-    if (st == MTLCommandBufferStatusNotEnqueued) {
-        st = MTLCommandBufferStatusEnqueued;
-    }
-}
 - (void)commit {
     if (encoding) {
         fprintf(stderr, "ggml_metal_emu: commit while an encoder has not ended encoding\n");
@@ -281,30 +272,22 @@ typedef struct {
 @end
 
 @implementation GgmlEmuQueue
-- (id<MTLCommandBuffer>)commandBuffer {
-    return [[[GgmlEmuCommandBuffer alloc] init] autorelease];
-}
 - (id<MTLCommandBuffer>)commandBufferWithUnretainedReferences {
-    return [self commandBuffer];
+    return [[[GgmlEmuCommandBuffer alloc] init] autorelease]; // autoreleased, as Metal's
 }
 @end
 
 @implementation GgmlEmuDevice
 - (NSString *)name { return @"ggml-go Metal emulator"; }
 - (NSUInteger)maxBufferLength { return maxBuffer; }
-- (uint64_t)recommendedMaxWorkingSetSize { return 8ull << 30; }
-- (BOOL)hasUnifiedMemory { return YES; }
+// Apple families 1..9 (consecutive values from MTLGPUFamilyApple1): all of them with SIMD-group
+// reductions, up to Apple6 without; Metal3 only with them; any other family: NO
 - (BOOL)supportsFamily:(MTLGPUFamily)gpuFamily {
-    if (gpuFamily >= MTLGPUFamilyApple1 && gpuFamily <= MTLGPUFamilyApple9) {
-        return simdgroup ? YES : gpuFamily <= MTLGPUFamilyApple6;
+    const NSInteger apple = gpuFamily - MTLGPUFamilyApple1 + 1;
+    if (apple >= 1 && apple <= 9) {
+        return simdgroup || apple <= 6;
     }
-    if (gpuFamily >= MTLGPUFamilyCommon1 && gpuFamily <= MTLGPUFamilyCommon3) {
-        return YES;
-    }
-    if (gpuFamily == MTLGPUFamilyMetal3) {
-        return simdgroup;
-    }
-    return NO;
+    return gpuFamily == MTLGPUFamilyMetal3 ? simdgroup : NO;
 }
 - (id<MTLCommandQueue>)newCommandQueue {
     return [[GgmlEmuQueue alloc] init];
@@ -314,8 +297,9 @@ typedef struct {
                                   options:(MTLResourceOptions)options
                               deallocator:(GGML_METAL_EMU_DEALLOCATOR)deallocator {
     const NSUInteger page = (NSUInteger) sysconf(_SC_PAGESIZE);
-    if (deallocator != nil || (options & (0xf << 4)) != MTLResourceStorageModeShared) {
-        return nil; // the backend passes neither
+    // bits 4..7 of the options are the storage mode; the backend asks for shared storage only
+    if (deallocator != nil || (options & (0xfUL << 4)) != MTLResourceStorageModeShared) {
+        return nil; // a deallocator or another storage mode: not emulated
     }
     if (pointer == NULL || ((uintptr_t) pointer % page) != 0 || length == 0 || length % page != 0 || length > maxBuffer) {
         return nil;
