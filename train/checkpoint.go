@@ -17,12 +17,6 @@ const (
 	CheckpointState     = "state.json"      // step, options, loss history
 )
 
-// EvalPoint is a held-out loss measured during training.
-type EvalPoint struct {
-	Step int     `json:"step"`
-	Loss float64 `json:"loss"`
-}
-
 // checkpointState is the contents of state.json.
 type checkpointState struct {
 	Step    int         `json:"step"`

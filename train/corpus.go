@@ -38,6 +38,9 @@ type CorpusOptions struct {
 	MaxEvalBytes int64
 	// Tests includes _test.go files (default false).
 	Tests bool
+	// Generated includes generated files (a "Code generated ... DO NOT EDIT." line near the
+	// top; default false: tables of numbers teach a small model little).
+	Generated bool
 }
 
 // DefaultHoldOut are the packages of the Go tree held out for evaluation by default.
@@ -126,6 +129,9 @@ func LoadGoCorpus(root string, opt CorpusOptions) (*Corpus, error) {
 		if err != nil {
 			return nil, fmt.Errorf("train: reading the corpus: %w", err)
 		}
+		if !opt.Generated && isGenerated(b) {
+			continue
+		}
 		*n += int64(len(b))
 		*dst = append(*dst, Document{Name: f.rel, Text: string(b)})
 	}
@@ -136,6 +142,23 @@ func LoadGoCorpus(root string, opt CorpusOptions) (*Corpus, error) {
 		return nil, errors.New("train: no held-out files: none of the HoldOut packages is in the corpus")
 	}
 	return c, nil
+}
+
+// isGenerated reports whether a Go file says it is generated (the convention of
+// https://go.dev/s/generatedcode: a line "// Code generated ... DO NOT EDIT." before the
+// package clause; only the first 2 KiB are looked at).
+func isGenerated(b []byte) bool {
+	head := string(b[:min(len(b), 2048)])
+	for _, line := range strings.Split(head, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "// Code generated ") && strings.HasSuffix(line, " DO NOT EDIT.") {
+			return true
+		}
+		if strings.HasPrefix(line, "package ") {
+			break
+		}
+	}
+	return false
 }
 
 // Texts returns the texts of docs.

@@ -169,6 +169,16 @@ func (t *Trainer) build() error {
 	if t.buf, err = ggml.AllocContextTensorsFromBufferType(ctx, ggml.CPUBufferType()); err != nil {
 		return fmt.Errorf("train: allocating the training graph: %w", err)
 	}
+	// AllocContextTensors initialises a view only when its source was placed before it in
+	// the context; the recomputed nodes of gradient checkpointing create views before their
+	// sources, so those are initialised here.
+	for _, v := range ctx.Tensors() {
+		if !v.HasData() && v.ViewSrc() != nil && v.ViewSrc().HasData() {
+			if err := t.buf.InitView(v); err != nil {
+				return fmt.Errorf("train: allocating the training graph: %w", err)
+			}
+		}
+	}
 	pos := make([]int32, t.m.cfg.NCtx)
 	for i := range pos {
 		pos[i] = int32(i)

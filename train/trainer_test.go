@@ -156,3 +156,50 @@ func TestResumeIsExact(t *testing.T) {
 		require.Equal(t, va, vb, "weights of %s", a[i].Name())
 	}
 }
+
+// Gradient checkpointing recomputes the blocks' forward passes in the backward graph; the
+// gradients, and so the training trajectory, are those of the plain backward pass.
+func TestGradientCheckpointing(t *testing.T) {
+	checkLive(t)
+	opt := Options{Steps: 6, Batch: 2, LearningRate: 3e-3, Seed: 4}
+	plain, _ := newTiny(t, opt, 4)
+	require.NoError(t, plain.Train(6))
+	opt.Checkpointing = true
+	ckpt, _ := newTiny(t, opt, 4)
+	assert.Greater(t, ckpt.gb.Len(), plain.gb.Len(), "the recomputation adds nodes")
+	require.NoError(t, ckpt.Train(6))
+	a, b := plain.Losses(), ckpt.Losses()
+	require.Len(t, b, len(a))
+	for i := range a {
+		assert.InDelta(t, a[i], b[i], 1e-4, "step %d", i)
+	}
+}
+
+func TestTrainerErrors(t *testing.T) {
+	checkLive(t)
+	v, _, data := tinySetup(t, 320)
+	m, err := NewModel(tinyConfig, v, 1)
+	require.NoError(t, err)
+	defer m.Close()
+	_, err = NewTrainer(m, data, Options{})
+	assert.ErrorContains(t, err, "Steps")
+	_, err = NewTrainer(m, data[:10], Options{Steps: 1})
+	assert.ErrorContains(t, err, "tokens")
+	bad := append([]int32{5000}, data...)
+	_, err = NewTrainer(m, bad, Options{Steps: 1})
+	assert.ErrorContains(t, err, "outside the vocabulary")
+	tr, err := NewTrainer(m, data, Options{Steps: 1, Batch: 1})
+	require.NoError(t, err)
+	defer tr.Close()
+	_, err = NewTrainer(m, data, Options{Steps: 1})
+	assert.ErrorContains(t, err, "already belongs")
+	_, err = tr.Evaluate(data[:5], 0)
+	assert.Error(t, err)
+	_, err = tr.Logits(data[:3])
+	assert.Error(t, err)
+	_, err = Resume(t.TempDir(), data, nil)
+	assert.Error(t, err)
+
+	_, err = NewModel(Config{NEmbd: 30, NHead: 4}, v, 1)
+	assert.ErrorContains(t, err, "multiple")
+}
