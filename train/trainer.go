@@ -203,6 +203,18 @@ func (t *Trainer) build() error {
 	return nil
 }
 
+// SetSteps changes the total number of steps of the run (and so the length of the cosine
+// schedule), for example to fit a time budget once the speed is known. It must not be below
+// the steps already done; a checkpoint saved afterwards records the new total.
+func (t *Trainer) SetSteps(n int) error {
+	if n < t.step || n <= 0 {
+		return fmt.Errorf("train: cannot set the run to %d steps: %d are done", n, t.step)
+	}
+	t.opt.Steps = n
+	t.sched.Total = n
+	return nil
+}
+
 // Step returns the number of optimizer steps done.
 func (t *Trainer) Step() int { return t.step }
 

@@ -54,7 +54,7 @@ type config struct {
 	opt                       train.Options
 	saveEvery, evalEvery      int
 	logEvery, evalBatches     int
-	maxTime                   time.Duration
+	maxTime, budget           time.Duration
 	resume                    bool
 	seed                      uint64
 }
@@ -88,6 +88,7 @@ func parseFlags(args []string, log io.Writer) (*config, error) {
 	fs.IntVar(&c.evalBatches, "eval-batches", 8, "batches of held-out text per evaluation during training")
 	fs.IntVar(&c.logEvery, "log-every", 10, "steps between progress lines")
 	fs.DurationVar(&c.maxTime, "max-time", 0, "stop (with a checkpoint and the model) after this much training time (0: none)")
+	fs.DurationVar(&c.budget, "time", 0, "fit the run into this much training time: after 20 steps the number of steps (at most -steps) is set from the measured speed (0: -steps as given)")
 	fs.StringVar(&c.typ, "type", "q8_0", "also write the model with matrices of this type (f16, q8_0, q4_0, ...; empty: only F32)")
 	fs.BoolVar(&c.resume, "resume", false, "continue from the checkpoint in -out")
 	if err := fs.Parse(args); err != nil {
@@ -164,6 +165,8 @@ func run(args []string, log io.Writer) error {
 		opt.Steps, t.TokensPerStep(), opt.Batch, opt.LearningRate, opt.Warmup, opt.Threads)
 
 	start := time.Now()
+	startStep := t.Step()
+	fitted := c.budget <= 0 || c.resume
 	checkpoint := func() error {
 		if err := t.SaveCheckpoint(c.out); err != nil {
 			return err
@@ -178,8 +181,23 @@ func run(args []string, log io.Writer) error {
 		if c.evalEvery > 0 {
 			chunk = min(chunk, c.evalEvery-t.Step()%c.evalEvery)
 		}
+		if !fitted {
+			chunk = min(chunk, 20)
+		}
 		if err := t.Train(chunk); err != nil {
 			return err
+		}
+		if !fitted {
+			fitted = true
+			perStep := time.Since(start) / time.Duration(t.Step()-startStep)
+			n := t.Step() + int((c.budget-time.Since(start))/perStep)
+			if n < opt.Steps {
+				if err := t.SetSteps(max(n, t.Step())); err != nil {
+					return err
+				}
+				opt = t.Options()
+			}
+			fmt.Fprintf(log, "time budget %s at %s per step: %d steps\n", c.budget, perStep.Round(time.Millisecond), opt.Steps)
 		}
 		if c.evalEvery > 0 && t.Step()%c.evalEvery == 0 {
 			loss, err := t.Evaluate(evalData, c.evalBatches)

@@ -74,3 +74,16 @@ func TestTrainAndResume(t *testing.T) {
 	assert.Error(t, run([]string{"-type", "q9"}, &errLog))
 	assert.Error(t, run([]string{"extra"}, &errLog))
 }
+
+func TestTimeBudget(t *testing.T) {
+	root := corpus(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var log bytes.Buffer
+	err := run([]string{"-corpus", root, "-holdout", "gamma", "-out", out, "-vocab", "280", "-embd", "32", "-layers", "1",
+		"-heads", "2", "-ctx", "16", "-batch", "1", "-steps", "1000000", "-warmup", "5", "-time", "1500ms", "-eval-every", "0",
+		"-log-every", "100000", "-type", ""}, &log)
+	require.NoError(t, err, log.String())
+	assert.Contains(t, log.String(), "time budget 1.5s at ")
+	assert.NotContains(t, log.String(), "/1000000 ")
+	assert.NoFileExists(t, filepath.Join(out, "model-.gguf"))
+}
