@@ -159,7 +159,6 @@ func TestCommandErrors(t *testing.T) {
 	}{
 		{nil, 2, "usage"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"logits", "-p", "x", "-o", "o.json"}, 1, "no model: give one with -m"},
 		{[]string{"logits", "-m", "/nonexistent/m.gguf", "-o", "o.json"}, 1, "no such file"},
 		{[]string{"logits", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"generate", "-m", "/nonexistent/m.gguf"}, 1, "cannot open the model"},
