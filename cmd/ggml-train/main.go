@@ -184,6 +184,19 @@ func run(args []string, log io.Writer) error {
 		if !fitted {
 			chunk = min(chunk, 20)
 		}
+		if c.maxTime > 0 {
+			// stop near -max-time: no longer chunk than the time left allows
+			if t.Step() == startStep {
+				chunk = min(chunk, 20)
+			} else {
+				perStep := time.Since(start) / time.Duration(t.Step()-startStep)
+				chunk = min(chunk, int((c.maxTime-time.Since(start))/perStep))
+				if chunk < 1 {
+					fmt.Fprintf(log, "stopping after %s (-max-time) at step %d\n", time.Since(start).Round(time.Second), t.Step())
+					break
+				}
+			}
+		}
 		if err := t.Train(chunk); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/llama"
@@ -86,4 +87,18 @@ func TestTimeBudget(t *testing.T) {
 	assert.Contains(t, log.String(), "time budget 1.5s at ")
 	assert.NotContains(t, log.String(), "/1000000 ")
 	assert.NoFileExists(t, filepath.Join(out, "model-.gguf"))
+}
+
+func TestMaxTime(t *testing.T) {
+	root := corpus(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var log bytes.Buffer
+	start := time.Now()
+	err := run([]string{"-corpus", root, "-holdout", "gamma", "-out", out, "-vocab", "280", "-embd", "32", "-layers", "1",
+		"-heads", "2", "-ctx", "16", "-batch", "1", "-steps", "1000000", "-save-every", "100000", "-eval-every", "0",
+		"-max-time", "1s", "-log-every", "100000", "-type", ""}, &log)
+	require.NoError(t, err, log.String())
+	assert.Contains(t, log.String(), "stopping after")
+	assert.Less(t, time.Since(start), 20*time.Second)
+	assert.FileExists(t, filepath.Join(out, "checkpoint.gguf"))
 }
