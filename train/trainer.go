@@ -394,10 +394,9 @@ func (t *Trainer) Logits(tokens []int32) ([]float32, error) {
 	if len(tokens) != n*t.opt.Batch {
 		return nil, fmt.Errorf("train: Logits needs Batch·n_ctx = %d tokens, not %d", n*t.opt.Batch, len(tokens))
 	}
-	// windows of the tokens themselves; the targets are irrelevant
-	padded := append(append([]int32(nil), tokens...), 0)
+	// one window per sequence, each followed by a dummy target token
 	offs := make([]int, t.opt.Batch)
-	data := make([]int32, 0, len(padded)+t.opt.Batch)
+	data := make([]int32, 0, len(tokens)+t.opt.Batch)
 	for b := range offs {
 		offs[b] = len(data)
 		data = append(data, tokens[b*n:(b+1)*n]...)
