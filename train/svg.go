@@ -23,6 +23,7 @@ type LossCurve struct {
 	Eval      []EvalPoint
 	Reference float64 // drawn when > 0
 	RefLabel  string
+	Steps     int // the x-axis extent, e.g. the run's total steps (0: the steps drawn)
 }
 
 // svg plot geometry
@@ -61,7 +62,7 @@ func WriteLossSVG(w io.Writer, c LossCurve) error {
 	if hi <= lo {
 		hi = lo + 1
 	}
-	maxX := max(n, 1)
+	maxX := max(n, c.Steps, 1)
 	for _, e := range c.Eval {
 		maxX = max(maxX, e.Step)
 	}

@@ -173,7 +173,7 @@ func run(args []string, log io.Writer) error {
 		}
 		return train.WriteLossSVGFile(filepath.Join(c.out, "loss.svg"), train.LossCurve{
 			Title: fmt.Sprintf("ggml-train: %.2fM parameters, %d tokens per step", float64(m.Config().ParamCount())/1e6, t.TokensPerStep()),
-			Train: t.Losses(), Eval: t.Evals(), Reference: uniform, RefLabel: fmt.Sprintf("uniform ln(%d) = %.2f", m.Config().NVocab, uniform),
+			Train: t.Losses(), Eval: t.Evals(), Steps: t.Options().Steps, Reference: uniform, RefLabel: fmt.Sprintf("uniform ln(%d) = %.2f", m.Config().NVocab, uniform),
 		})
 	}
 	for t.Step() < opt.Steps {
