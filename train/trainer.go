@@ -14,16 +14,20 @@ import (
 
 // Options configures a Trainer. Zero fields take the defaults.
 type Options struct {
-	Steps         int     // total optimizer steps of the run (required): the schedule's length
-	Batch         int     // sequences of n_ctx tokens per step (default 8)
-	Threads       int     // compute threads (default 2)
-	LearningRate  float32 // peak Adam learning rate (default 1e-3)
-	Warmup        int     // linear warm-up steps (default Steps/20, at most 200)
-	MinLRFactor   float64 // the cosine decays to LearningRate·MinLRFactor (default 0.1)
-	WeightDecay   float32 // AdamW decay of the matrices (default 0.1; negative: none)
-	GradClip      float32 // clip the gradient to this norm (default 1; negative: none)
-	Seed          uint64  // the batches of step k are drawn from a generator seeded by (Seed, k)
-	Checkpointing bool    // build the backward pass with gradient checkpointing (block inputs)
+	Steps        int     // total optimizer steps of the run (required): the schedule's length
+	Batch        int     // sequences of n_ctx tokens per step (default 8)
+	Threads      int     // compute threads (default 2)
+	LearningRate float32 // peak Adam learning rate (default 1e-3)
+	Warmup       int     // linear warm-up steps (default Steps/20, at most 200)
+	MinLRFactor  float64 // the cosine decays to LearningRate·MinLRFactor (default 0.1)
+	WeightDecay  float32 // AdamW decay of the matrices (default 0.1; negative: none)
+	GradClip     float32 // clip the gradient to this norm (default 1; negative: none)
+	Seed         uint64  // the batches of step k are drawn from a generator seeded by (Seed, k)
+	// Checkpointing builds the backward pass with gradient checkpointing at the block inputs
+	// (the blocks' forward passes are recomputed in the backward graph; same gradients). The
+	// Trainer gives every tensor of its graphs its own memory, so this costs compute and
+	// saves no memory yet: the saving needs a graph allocator that reuses memory.
+	Checkpointing bool
 	// Progress, when set, is called after every step.
 	Progress func(Progress) `json:"-"`
 }
