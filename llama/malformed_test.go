@@ -18,7 +18,7 @@ import (
 
 // mutated writes a small random model after mut changed its metadata and tensors, and
 // returns the error of loading it (the load must not panic and must fail).
-func mutated(t *testing.T, mut func(kvs []randomKV, ts []randomTensor) ([]randomKV, []randomTensor)) error {
+func mutated(t *testing.T, mut func(kvs []KV, ts []randomTensor) ([]KV, []randomTensor)) error {
 	t.Helper()
 	kvs, ts, err := randomModel(RandomConfig{NLayer: 2, Seed: 9})
 	require.NoError(t, err)
@@ -32,26 +32,26 @@ func mutated(t *testing.T, mut func(kvs []randomKV, ts []randomTensor) ([]random
 	return err
 }
 
-func dropKey(key string) func([]randomKV, []randomTensor) ([]randomKV, []randomTensor) {
-	return func(kvs []randomKV, ts []randomTensor) ([]randomKV, []randomTensor) {
-		return slices.DeleteFunc(kvs, func(kv randomKV) bool { return kv.key == key }), ts
+func dropKey(key string) func([]KV, []randomTensor) ([]KV, []randomTensor) {
+	return func(kvs []KV, ts []randomTensor) ([]KV, []randomTensor) {
+		return slices.DeleteFunc(kvs, func(kv KV) bool { return kv.Key == key }), ts
 	}
 }
 
-func setKey(key string, v any) func([]randomKV, []randomTensor) ([]randomKV, []randomTensor) {
-	return func(kvs []randomKV, ts []randomTensor) ([]randomKV, []randomTensor) {
+func setKey(key string, v any) func([]KV, []randomTensor) ([]KV, []randomTensor) {
+	return func(kvs []KV, ts []randomTensor) ([]KV, []randomTensor) {
 		for i := range kvs {
-			if kvs[i].key == key {
-				kvs[i].val = v
+			if kvs[i].Key == key {
+				kvs[i].Value = v
 				return kvs, ts
 			}
 		}
-		return append(kvs, randomKV{key, v}), ts
+		return append(kvs, KV{key, v}), ts
 	}
 }
 
-func editTensor(name string, f func(*randomTensor)) func([]randomKV, []randomTensor) ([]randomKV, []randomTensor) {
-	return func(kvs []randomKV, ts []randomTensor) ([]randomKV, []randomTensor) {
+func editTensor(name string, f func(*randomTensor)) func([]KV, []randomTensor) ([]KV, []randomTensor) {
+	return func(kvs []KV, ts []randomTensor) ([]KV, []randomTensor) {
 		for i := range ts {
 			if ts[i].name == name {
 				f(&ts[i])
@@ -122,14 +122,14 @@ func TestLoadRejectsMalformedModels(t *testing.T) {
 		})
 	}
 	t.Run("missing tensor", func(t *testing.T) {
-		err := mutated(t, func(kvs []randomKV, ts []randomTensor) ([]randomKV, []randomTensor) {
+		err := mutated(t, func(kvs []KV, ts []randomTensor) ([]KV, []randomTensor) {
 			return kvs, slices.DeleteFunc(ts, func(x randomTensor) bool { return x.name == "blk.1.ffn_up.weight" })
 		})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `"blk.1.ffn_up.weight" is missing`)
 	})
 	t.Run("extra tensor", func(t *testing.T) {
-		err := mutated(t, func(kvs []randomKV, ts []randomTensor) ([]randomKV, []randomTensor) {
+		err := mutated(t, func(kvs []KV, ts []randomTensor) ([]KV, []randomTensor) {
 			return kvs, append(ts, randomTensor{name: "blk.7.attn_q.weight", typ: gguf.TypeF32, shape: []int64{4}, data: make([]byte, 16)})
 		})
 		require.Error(t, err)

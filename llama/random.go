@@ -92,10 +92,41 @@ func RandomVocab(n int) (tokens []string, scores []float32, types []int32) {
 	return tokens[:n], scores[:n], types[:n]
 }
 
-// randomKV is one metadata pair of a random model, in file order.
-type randomKV struct {
-	key string
-	val any
+// KV is one metadata entry of a GGUF file: a key and its value in the Go type that
+// gguf.Builder.Set writes as the key's GGUF type (uint32, float32, string, slices).
+type KV struct {
+	Key   string
+	Value any
+}
+
+// Metadata returns the general.* and llama.* metadata entries of a model with
+// hyper-parameters h (MODELS.md §1), in file order: general.name only when set,
+// general.file_type only when h.FileType >= 0, llama.rope.freq_base only when set;
+// llama.rope.dimension_count is n_embd/n_head. Rope scaling keys are left to the caller. With
+// a vocabulary (tokenizer.Vocab.SetGGUF) and the tensors of MODELS.md §2 they make a file that
+// Load and llama.cpp accept.
+func Metadata(h HParams) []KV {
+	kvs := []KV{{"general.architecture", "llama"}}
+	if h.Name != "" {
+		kvs = append(kvs, KV{"general.name", h.Name})
+	}
+	if h.FileType >= 0 {
+		kvs = append(kvs, KV{"general.file_type", uint32(h.FileType)})
+	}
+	kvs = append(kvs,
+		KV{"llama.context_length", uint32(h.ContextLength)},
+		KV{"llama.embedding_length", uint32(h.NEmbd)},
+		KV{"llama.block_count", uint32(h.NLayer)},
+		KV{"llama.feed_forward_length", uint32(h.NFF)},
+		KV{"llama.rope.dimension_count", uint32(h.NEmbd / h.NHead)},
+		KV{"llama.attention.head_count", uint32(h.NHead)},
+		KV{"llama.attention.head_count_kv", uint32(h.NHeadKV)},
+		KV{"llama.attention.layer_norm_rms_epsilon", h.NormEps},
+	)
+	if h.RopeFreqBase != 0 {
+		kvs = append(kvs, KV{"llama.rope.freq_base", h.RopeFreqBase})
+	}
+	return kvs
 }
 
 // randomTensor is one tensor of a random model.
@@ -107,42 +138,29 @@ type randomTensor struct {
 }
 
 // randomModel returns the metadata and tensors of a random model.
-func randomModel(c RandomConfig) ([]randomKV, []randomTensor, error) {
+func randomModel(c RandomConfig) ([]KV, []randomTensor, error) {
 	c.defaults()
 	if c.NVocab < 300 {
 		return nil, nil, fmt.Errorf("llama: random model vocabulary must have at least 300 tokens, not %d", c.NVocab)
 	}
 	tokens, scores, types := RandomVocab(c.NVocab)
-	kvs := []randomKV{
-		{"general.architecture", "llama"},
-		{"general.name", "random-llama"},
-		{"general.file_type", fileTypeOf(c.Type)},
-		{"llama.context_length", uint32(c.ContextLength)},
-		{"llama.embedding_length", uint32(c.NEmbd)},
-		{"llama.block_count", uint32(c.NLayer)},
-		{"llama.feed_forward_length", uint32(c.NFF)},
-		{"llama.rope.dimension_count", uint32(c.NEmbd / c.NHead)},
-		{"llama.attention.head_count", uint32(c.NHead)},
-		{"llama.attention.head_count_kv", uint32(c.NHeadKV)},
-		{"llama.attention.layer_norm_rms_epsilon", c.NormEps},
-	}
-	if c.RopeFreqBase != 0 {
-		kvs = append(kvs, randomKV{"llama.rope.freq_base", c.RopeFreqBase})
-	}
+	kvs := Metadata(HParams{Name: "random-llama", FileType: int(FileTypeOf(c.Type)), ContextLength: c.ContextLength,
+		NEmbd: c.NEmbd, NLayer: c.NLayer, NFF: c.NFF, NHead: c.NHead, NHeadKV: c.NHeadKV, NormEps: c.NormEps,
+		RopeFreqBase: c.RopeFreqBase})
 	if c.RopeScaling != "" {
-		kvs = append(kvs, randomKV{"llama.rope.scaling.type", c.RopeScaling})
+		kvs = append(kvs, KV{"llama.rope.scaling.type", c.RopeScaling})
 	}
 	if c.RopeFactor != 0 {
-		kvs = append(kvs, randomKV{"llama.rope.scaling.factor", c.RopeFactor})
+		kvs = append(kvs, KV{"llama.rope.scaling.factor", c.RopeFactor})
 	}
 	kvs = append(kvs,
-		randomKV{"tokenizer.ggml.model", "llama"},
-		randomKV{"tokenizer.ggml.tokens", tokens},
-		randomKV{"tokenizer.ggml.scores", scores},
-		randomKV{"tokenizer.ggml.token_type", types},
-		randomKV{"tokenizer.ggml.bos_token_id", uint32(1)},
-		randomKV{"tokenizer.ggml.eos_token_id", uint32(2)},
-		randomKV{"tokenizer.ggml.unknown_token_id", uint32(0)},
+		KV{"tokenizer.ggml.model", "llama"},
+		KV{"tokenizer.ggml.tokens", tokens},
+		KV{"tokenizer.ggml.scores", scores},
+		KV{"tokenizer.ggml.token_type", types},
+		KV{"tokenizer.ggml.bos_token_id", uint32(1)},
+		KV{"tokenizer.ggml.eos_token_id", uint32(2)},
+		KV{"tokenizer.ggml.unknown_token_id", uint32(0)},
 	)
 	rng := rand.New(rand.NewPCG(c.Seed, 0x6c6c616d61))
 	var ts []randomTensor
@@ -204,10 +222,10 @@ func randomModel(c RandomConfig) ([]randomKV, []randomTensor, error) {
 }
 
 // writeModel writes metadata and tensors as a GGUF file.
-func writeModel(path string, kvs []randomKV, ts []randomTensor) error {
+func writeModel(path string, kvs []KV, ts []randomTensor) error {
 	var b gguf.Builder
 	for _, kv := range kvs {
-		if err := b.Set(kv.key, kv.val); err != nil {
+		if err := b.Set(kv.Key, kv.Value); err != nil {
 			return err
 		}
 	}
@@ -230,8 +248,10 @@ func WriteRandomModel(path string, c RandomConfig) error {
 	return writeModel(path, kvs, ts)
 }
 
-// fileTypeOf returns the general.file_type of a model whose matrices have type t.
-func fileTypeOf(t gguf.TensorType) uint32 {
+// FileTypeOf returns the general.file_type of a model whose matrices have type t (llama.cpp's
+// enum llama_ftype: 0 all F32, 1 mostly F16, 7 mostly Q8_0, ...; 0 for a type it has no
+// value for).
+func FileTypeOf(t gguf.TensorType) uint32 {
 	switch t {
 	case gguf.TypeF32:
 		return 0

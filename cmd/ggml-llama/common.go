@@ -58,7 +58,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 
 // registerNoThreads registers the flags but -t.
 func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
-	fs.StringVar(&m.path, "m", "", "model file (GGUF, llama architecture)")
+	fs.StringVar(&m.path, "m", "", "model file (GGUF, llama architecture; default: the embedded model trained on Go code)")
 	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
 	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend")
 }
@@ -69,6 +69,7 @@ type loaded struct {
 	tok     *tokenizer.Tokenizer
 	offload *ggml.Backend
 	elapsed time.Duration
+	cleanup func() // removes the temporary copy of the embedded model
 }
 
 func (l *loaded) Close() {
@@ -76,14 +77,37 @@ func (l *loaded) Close() {
 	if l.offload != nil {
 		l.offload.Close()
 	}
+	if l.cleanup != nil {
+		l.cleanup()
+	}
 }
 
-// load loads the model of mf, with a progress bar on stderr for large files.
+// load loads the model of mf (the embedded default model when -m is not given), with a
+// progress bar on stderr for large files.
 func (mf *modelFlags) load() (*loaded, error) {
-	if mf.path == "" {
-		return nil, errors.New("no model: give one with -m MODEL.gguf")
+	path := mf.path
+	var cleanup func()
+	if path == "" {
+		var err error
+		if path, cleanup, err = writeDefaultModel(); err != nil {
+			return nil, err
+		}
+		mf.path = defaultModelName
 	}
-	st, err := os.Stat(mf.path)
+	l, err := mf.loadPath(path)
+	if cleanup != nil {
+		if err != nil {
+			cleanup()
+		} else {
+			l.cleanup = cleanup
+		}
+	}
+	return l, err
+}
+
+// loadPath loads the model file at path.
+func (mf *modelFlags) loadPath(path string) (*loaded, error) {
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the model: %w", err)
 	}
@@ -99,7 +123,7 @@ func (mf *modelFlags) load() (*loaded, error) {
 		opt.Progress = progressBar(stderr, "loading "+mf.path)
 	}
 	start := time.Now()
-	if l.model, err = llama.Load(mf.path, opt); err != nil {
+	if l.model, err = llama.Load(path, opt); err != nil {
 		if l.offload != nil {
 			l.offload.Close()
 		}

@@ -4,6 +4,7 @@
 //
 // Usage:
 //
+//	ggml-llama -p "func main() {"          (generate with the embedded default model)
 //	ggml-llama generate   -m MODEL.gguf -p PROMPT [-n 128] [-t N] [-c 512] [-b 512] [--temp 0.8]
 //	                      [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.1]
 //	                      [--seed N] [--backend NAME -ngl N]
@@ -12,6 +13,10 @@
 //	ggml-llama bench      -m MODEL.gguf [-p 200] [-n 64] [-t 1,2] [-r 3]
 //	ggml-llama perplexity -m MODEL.gguf -f TEXT.txt [-c 256]
 //	ggml-llama random     -o MODEL.gguf [--tinyllama] [--type q4_0]
+//
+// Without -m every command uses the embedded default model: a small LLaMA-architecture model
+// trained from scratch on the Go standard library by cmd/ggml-train, so it writes Go-like
+// code. A command line that starts with a flag runs generate.
 //
 // logits and tokenize write the formats of shared/models (compare.py checks them against
 // llama.cpp's reference outputs): logits evaluates the prompt (with BOS, special tokens on)
@@ -40,6 +45,7 @@ var commands = map[string]func(args []string) error{
 }
 
 const usage = `usage: ggml-llama COMMAND [flags]
+       ggml-llama [generate flags]     (generate; e.g. ggml-llama -p "func main() {")
 
 commands:
   generate    generate text from a prompt (streams it; prints timings at the end)
@@ -49,6 +55,7 @@ commands:
   perplexity  perplexity of a model over a text file
   random      write a model with random weights (for tests and benchmarks)
 
+Without -m the commands use the embedded default model (trained on Go code).
 Run "ggml-llama COMMAND -h" for the flags of a command.
 `
 
@@ -64,6 +71,10 @@ func run(args []string) int {
 			return 2
 		}
 		return 0
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// flags first: generate
+		args = append([]string{"generate"}, args...)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {

@@ -159,7 +159,6 @@ func TestCommandErrors(t *testing.T) {
 	}{
 		{nil, 2, "usage"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"logits", "-p", "x", "-o", "o.json"}, 1, "no model: give one with -m"},
 		{[]string{"logits", "-m", "/nonexistent/m.gguf", "-o", "o.json"}, 1, "no such file"},
 		{[]string{"logits", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"generate", "-m", "/nonexistent/m.gguf"}, 1, "cannot open the model"},
@@ -189,4 +188,32 @@ func TestCommandErrors(t *testing.T) {
 	code, _, errOut = capture(t, "generate", "-m", randomModel(t), "--backend", "NoSuch0", "-ngl", "2")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "-tags cuda")
+}
+
+// Without a command and without -m, ggml-llama generates with the embedded model.
+func TestDefaultModelGenerate(t *testing.T) {
+	require.NotEmpty(t, defaultModel)
+	temps := func() map[string]bool {
+		m := map[string]bool{}
+		names, _ := filepath.Glob(filepath.Join(os.TempDir(), "ggml-llama-default-*.gguf"))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	before := temps()
+	code, out, errOut := capture(t, "-p", "func main() {", "-n", "16", "--seed", "1", "-t", "2")
+	require.Equal(t, 0, code, errOut)
+	assert.NotEmpty(t, out)
+	assert.Contains(t, errOut, "generation: ")
+	for n := range temps() {
+		assert.True(t, before[n], "the temporary copy of the embedded model %s is removed", n)
+	}
+
+	// the other commands use it too
+	text := filepath.Join(t.TempDir(), "t.go")
+	require.NoError(t, os.WriteFile(text, []byte(strings.Repeat("func f(x int) int {\n\treturn x + 1\n}\n\n", 40)), 0o644))
+	code, out, errOut = capture(t, "perplexity", "-f", text, "-c", "64", "-t", "2")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out+errOut, "perplexity")
 }

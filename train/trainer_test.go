@@ -1,0 +1,205 @@
+//go:build cgo
+
+package train
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/llama"
+	"github.com/ggml-go/ggml/tokenizer"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tinyText is a small, repetitive Go-like corpus that a tiny model learns quickly.
+func tinyText() []string {
+	var docs []string
+	for i := 0; i < 40; i++ {
+		var b strings.Builder
+		b.WriteString("package main\n\nimport \"fmt\"\n\n")
+		for j := 0; j < 6; j++ {
+			b.WriteString("func f")
+			b.WriteString(string(rune('a' + (i+j)%26)))
+			b.WriteString("(x int) int {\n\treturn x + 1\n}\n\n")
+		}
+		b.WriteString("func main() {\n\tfmt.Println(\"hello, world\")\n}\n")
+		docs = append(docs, b.String())
+	}
+	return docs
+}
+
+// tinyConfig is a model shape that trains in well under a second per step.
+var tinyConfig = Config{NEmbd: 32, NLayer: 2, NHead: 4, NFF: 64, NCtx: 16}
+
+// tinySetup returns a tokenizer trained on tinyText and the token stream of the corpus.
+func tinySetup(t *testing.T, vocabSize int) (tokenizer.Vocab, *tokenizer.Tokenizer, []int32) {
+	t.Helper()
+	texts := tinyText()
+	v, err := TrainTokenizer(texts, TokenizerOptions{VocabSize: vocabSize, MinCharCount: 2})
+	require.NoError(t, err)
+	tok, err := tokenizer.New(v)
+	require.NoError(t, err)
+	docs := make([]Document, len(texts))
+	for i, s := range texts {
+		docs[i] = Document{Name: "doc", Text: s}
+	}
+	return v, tok, TokenizeDocuments(tok, docs, 2)
+}
+
+// checkLive fails the test if native objects outlive it.
+func checkLive(t *testing.T) {
+	start := ggml.LiveObjects()
+	t.Cleanup(func() {
+		assert.Equal(t, start, ggml.LiveObjects(), "live native objects: %v", ggml.LiveObjectsByKind())
+	})
+}
+
+func newTiny(t *testing.T, opt Options, seed uint64) (*Trainer, []int32) {
+	t.Helper()
+	v, _, data := tinySetup(t, 320)
+	m, err := NewModel(tinyConfig, v, seed)
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	tr, err := NewTrainer(m, data, opt)
+	require.NoError(t, err)
+	t.Cleanup(func() { tr.Close() })
+	return tr, data
+}
+
+func TestLossDecreases(t *testing.T) {
+	checkLive(t)
+	tr, data := newTiny(t, Options{Steps: 60, Batch: 4, LearningRate: 3e-3, Seed: 1}, 1)
+	before, err := tr.Evaluate(data, 4)
+	require.NoError(t, err)
+	assert.InDelta(t, math.Log(320), before, 1.5, "an untrained model is close to uniform")
+	require.NoError(t, tr.Train(60))
+	assert.Equal(t, 60, tr.Step())
+	assert.Len(t, tr.Losses(), 60)
+	after, err := tr.Evaluate(data, 4)
+	require.NoError(t, err)
+	t.Logf("loss %.3f -> %.3f (uniform %.3f)", before, after, math.Log(320))
+	assert.Less(t, after, before*0.6)
+}
+
+func TestLogitsMatchRunner(t *testing.T) {
+	checkLive(t)
+	tr, data := newTiny(t, Options{Steps: 20, Batch: 2, LearningRate: 3e-3, Seed: 2}, 2)
+	require.NoError(t, tr.Train(20))
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	require.NoError(t, tr.Model().Save(path, SaveOptions{}))
+
+	n := tinyConfig.NCtx
+	in := append(append([]int32(nil), data[5:5+n]...), data[100:100+n]...)
+	want, err := tr.Logits(in)
+	require.NoError(t, err)
+
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	nv := m.HP.NVocab
+	for b := 0; b < 2; b++ {
+		c, err := m.NewContext(llama.ContextOptions{NCtx: 64, KVF32: true})
+		require.NoError(t, err)
+		got, err := c.Eval(in[b*n:(b+1)*n], true)
+		require.NoError(t, err)
+		c.Close()
+		require.Len(t, got, n*nv)
+		var maxDiff, sum, sum2 float64
+		for _, x := range got {
+			sum += float64(x)
+			sum2 += float64(x) * float64(x)
+		}
+		std := math.Sqrt(sum2/float64(len(got)) - (sum/float64(len(got)))*(sum/float64(len(got))))
+		require.Greater(t, std, 0.1, "the logits vary")
+		for i := range got {
+			maxDiff = math.Max(maxDiff, math.Abs(float64(got[i]-want[b*n*nv+i])))
+		}
+		t.Logf("sequence %d: max |logit difference| %.2e", b, maxDiff)
+		assert.Less(t, maxDiff, 1e-3)
+	}
+}
+
+func TestResumeIsExact(t *testing.T) {
+	checkLive(t)
+	const steps = 16
+	opt := Options{Steps: steps, Batch: 2, LearningRate: 3e-3, Warmup: 4, Seed: 3}
+
+	straight, _ := newTiny(t, opt, 3)
+	require.NoError(t, straight.Train(steps))
+
+	half, data := newTiny(t, opt, 3)
+	require.NoError(t, half.Train(steps/2))
+	dir := t.TempDir()
+	require.NoError(t, half.SaveCheckpoint(dir))
+	require.True(t, HasCheckpoint(dir))
+	half.Close()
+
+	resumed, err := Resume(dir, data, nil)
+	require.NoError(t, err)
+	defer resumed.Close()
+	assert.Equal(t, steps/2, resumed.Step())
+	require.NoError(t, resumed.Train(steps))
+	assert.Equal(t, steps, resumed.Step())
+
+	assert.Equal(t, straight.Losses(), resumed.Losses(), "identical loss history")
+	a, b := straight.Model().Weights(), resumed.Model().Weights()
+	require.Len(t, b, len(a))
+	for i := range a {
+		va, err := a[i].Float32()
+		require.NoError(t, err)
+		vb, err := b[i].Float32()
+		require.NoError(t, err)
+		require.Equal(t, va, vb, "weights of %s", a[i].Name())
+	}
+}
+
+// Gradient checkpointing recomputes the blocks' forward passes in the backward graph; the
+// gradients, and so the training trajectory, are those of the plain backward pass.
+func TestGradientCheckpointing(t *testing.T) {
+	checkLive(t)
+	opt := Options{Steps: 6, Batch: 2, LearningRate: 3e-3, Seed: 4}
+	plain, _ := newTiny(t, opt, 4)
+	require.NoError(t, plain.Train(6))
+	opt.Checkpointing = true
+	ckpt, _ := newTiny(t, opt, 4)
+	assert.Greater(t, ckpt.gb.Len(), plain.gb.Len(), "the recomputation adds nodes")
+	require.NoError(t, ckpt.Train(6))
+	a, b := plain.Losses(), ckpt.Losses()
+	require.Len(t, b, len(a))
+	for i := range a {
+		assert.InDelta(t, a[i], b[i], 1e-4, "step %d", i)
+	}
+}
+
+func TestTrainerErrors(t *testing.T) {
+	checkLive(t)
+	v, _, data := tinySetup(t, 320)
+	m, err := NewModel(tinyConfig, v, 1)
+	require.NoError(t, err)
+	defer m.Close()
+	_, err = NewTrainer(m, data, Options{})
+	assert.ErrorContains(t, err, "Steps")
+	_, err = NewTrainer(m, data[:10], Options{Steps: 1})
+	assert.ErrorContains(t, err, "tokens")
+	bad := append([]int32{5000}, data...)
+	_, err = NewTrainer(m, bad, Options{Steps: 1})
+	assert.ErrorContains(t, err, "outside the vocabulary")
+	tr, err := NewTrainer(m, data, Options{Steps: 1, Batch: 1})
+	require.NoError(t, err)
+	defer tr.Close()
+	_, err = NewTrainer(m, data, Options{Steps: 1})
+	assert.ErrorContains(t, err, "already belongs")
+	_, err = tr.Evaluate(data[:5], 0)
+	assert.Error(t, err)
+	_, err = tr.Logits(data[:3])
+	assert.Error(t, err)
+	_, err = Resume(t.TempDir(), data, nil)
+	assert.Error(t, err)
+
+	_, err = NewModel(Config{NEmbd: 30, NHead: 4}, v, 1)
+	assert.ErrorContains(t, err, "multiple")
+}
