@@ -184,6 +184,17 @@ bench-c: lib
 
 bench: bench-c
 
+# decode overheads (build/bench-decode.c): scheduler cost per node count and graph size (one
+# CPU backend) beside a direct backend compute, and the CPU engine's cost per node at 1 and 2
+# threads. Prints figures only; BENCH_DECODE_ARGS passes e.g. "sched reps=15".
+.PHONY: bench-decode
+$(BUILD)/bin/bench-decode: build/bench-decode.c $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-decode: $(BUILD)/bin/bench-decode
+	./$(BUILD)/bin/bench-decode $(BENCH_DECODE_ARGS)
+
 # ---------------------------------------------------------------------------------------------
 # GGML_MULTIPLATFORM and HBM builds (separate build directories; the ordinary rules with the
 # compiler flags swapped)
