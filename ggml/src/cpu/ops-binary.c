@@ -25,7 +25,9 @@ static bool binary_supports(const struct ggml_tensor * dst) {
         return false;
     }
     for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (dst->ne[d] != src0->ne[d] || src1->ne[d] <= 0 || src0->ne[d] % src1->ne[d] != 0) {
+        // (the division only for a broadcast dimension: this runs for every node of every compute)
+        if (dst->ne[d] != src0->ne[d] || src1->ne[d] <= 0 ||
+            (src1->ne[d] != src0->ne[d] && src0->ne[d] % src1->ne[d] != 0)) {
             return false;
         }
     }
