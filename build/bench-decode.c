@@ -6,7 +6,10 @@
 //
 // sched: a chain of N one-element ADD nodes computed through a one-backend (CPU, 1 thread)
 //   scheduler created with graph_size S, against a direct ggml_backend_graph_compute of the same
-//   allocated graph. overhead = sched - direct, beside the target 5 us + 0.3 us per node.
+//   allocated graph. overhead = sched - direct, beside the target 5 us + 0.3 us per node: the
+//   graph computed again with new inputs (the scheduler reuses its plan). resplit: two such
+//   graphs computed in turn, so that every compute splits and plans anew (overhead per compute
+//   over the direct compute).
 // engine: the same kind of chain (1024 nodes) computed directly on the CPU backend at 1 and 2
 //   threads: time per node; then one compute after the workers went to sleep (wake-up cost).
 //
@@ -102,6 +105,20 @@ static void run_sched(void * p) {
     ggml_backend_sched_graph_compute(a->sched, a->graph);
 }
 
+// two graphs in turn: no plan to reuse
+struct resplit_arg {
+    ggml_backend_sched_t sched;
+    struct ggml_cgraph * graphs[2];
+    int next;
+};
+
+static void run_resplit(void * p) {
+    struct resplit_arg * a = p;
+    ggml_backend_sched_reset(a->sched);
+    ggml_backend_sched_graph_compute(a->sched, a->graphs[a->next]);
+    a->next ^= 1;
+}
+
 static void run_direct(void * p) {
     struct sched_arg * a = p;
     ggml_backend_graph_compute(a->backend, a->graph);
@@ -113,13 +130,14 @@ static void bench_sched(int reps) {
     ggml_backend_t cpu = ggml_backend_cpu_init();
     ggml_backend_cpu_set_n_threads(cpu, 1);
     printf("# scheduler overhead, one CPU backend, 1 thread, ADD chain of one-element tensors, median of %d\n", reps);
-    printf("%-10s %6s %12s %12s %14s %12s\n", "graph_size", "nodes", "sched_us", "direct_us", "overhead_us", "target_us");
+    printf("%-10s %6s %12s %12s %14s %12s %18s\n", "graph_size", "nodes", "sched_us", "direct_us", "overhead_us", "target_us",
+           "resplit_ovh_us");
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         for (size_t ni = 0; ni < sizeof(nodes) / sizeof(nodes[0]); ni++) {
             const size_t gs = sizes[si];
             const int n = nodes[ni];
             if ((size_t) n + 1 > gs) {
-                printf("%-10zu %6d %12s %12s %14s %12s\n", gs, n, "-", "-", "-", "(too big)");
+                printf("%-10zu %6d %12s %12s %14s %12s %18s\n", gs, n, "-", "-", "-", "(too big)", "-");
                 continue;
             }
             struct chain c = chain_new(n, gs);
@@ -130,10 +148,16 @@ static void bench_sched(int reps) {
             double td = time_calls(run_direct, &a, reps);
             double ts2 = time_calls(run_sched, &a, reps);
             ts = ts < ts2 ? ts : ts2; // the better of two, around the direct run
-            printf("%-10zu %6d %12.2f %12.2f %14.2f %12.2f\n", gs, n, ts, td, ts - td, 5.0 + 0.3 * n);
-            printf("RESULT bench=sched graph_size=%zu nodes=%d sched_us=%.3f direct_us=%.3f overhead_us=%.3f\n",
-                   gs, n, ts, td, ts - td);
+            struct chain c2 = chain_new(n, gs);
+            struct resplit_arg ra = { sched, { c.graph, c2.graph }, 0 };
+            run_resplit(&ra);
+            run_resplit(&ra);
+            double tr = time_calls(run_resplit, &ra, reps);
+            printf("%-10zu %6d %12.2f %12.2f %14.2f %12.2f %18.2f\n", gs, n, ts, td, ts - td, 5.0 + 0.3 * n, tr - td);
+            printf("RESULT bench=sched graph_size=%zu nodes=%d sched_us=%.3f direct_us=%.3f overhead_us=%.3f resplit_overhead_us=%.3f\n",
+                   gs, n, ts, td, ts - td, tr - td);
             ggml_backend_sched_free(sched);
+            ggml_free(c2.ctx);
             ggml_free(c.ctx);
         }
     }

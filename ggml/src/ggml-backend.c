@@ -1144,7 +1144,10 @@ struct ggml_backend_sched {
     int64_t n_splits_made;
     int64_t n_plans_reused;
 
-    struct ggml_cgraph * graph; // the graph with the input copies, allocated in one go
+    struct ggml_cgraph * graph; // the graph with the input copies, allocated in one go (&gcopy)
+    struct ggml_cgraph gcopy;
+    struct ggml_tensor ** gcopy_nodes;
+    size_t gcopy_cap;
     struct sched_split splits[GGML_X_SCHED_MAX_SPLITS];
     int n_splits;
 
@@ -1374,10 +1377,9 @@ static void sched_clear_table(ggml_backend_sched_t sched) {
     sched->patched    = false;
 }
 
-static bool sched_new_ctx(ggml_backend_sched_t sched, int n_nodes) {
-    size_t graph_nodes = (size_t) n_nodes + GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS;
-    size_t need = ggml_tensor_overhead() * (GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS) +
-                  ggml_graph_overhead_custom(graph_nodes, false) + 1024;
+// a fresh context for the input copies
+static bool sched_new_ctx(ggml_backend_sched_t sched) {
+    size_t need = ggml_tensor_overhead() * (GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS) + 1024;
     ggml_free(sched->ctx);
     sched->ctx = NULL;
     if (sched->ctx_mem_size < need) {
@@ -1564,7 +1566,7 @@ static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g
                      graph->n_nodes, graph->n_leafs, sched->graph_size);
         return false;
     }
-    if (!sched_new_ctx(sched, graph->n_nodes)) {
+    if (!sched_new_ctx(sched)) {
         return false;
     }
 
@@ -1796,11 +1798,22 @@ static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g
 
     // the graph to allocate: every split's input copies (depending on their source, so the
     // source stays alive until the copy), then the split's nodes
-    struct ggml_cgraph * gcopy = ggml_new_graph_custom(sched->ctx,
-        (size_t) graph->n_nodes + (size_t) sched->n_splits * GGML_X_SCHED_MAX_SPLIT_INPUTS, false);
-    if (gcopy == NULL) {
-        return false;
+    // (a node list of the scheduler's: the graph allocator reads nothing else)
+    const size_t gcopy_need = (size_t) graph->n_nodes + (size_t) sched->n_splits * GGML_X_SCHED_MAX_SPLIT_INPUTS;
+    if (sched->gcopy_cap < gcopy_need) {
+        struct ggml_tensor ** nodes = malloc(sizeof(nodes[0]) * gcopy_need);
+        if (nodes == NULL) {
+            bk_soft_error("ggml_backend_sched: out of memory");
+            return false;
+        }
+        free(sched->gcopy_nodes);
+        sched->gcopy_nodes = nodes;
+        sched->gcopy_cap   = gcopy_need;
     }
+    struct ggml_cgraph * gcopy = &sched->gcopy;
+    memset(gcopy, 0, sizeof(*gcopy));
+    gcopy->size  = (int) gcopy_need;
+    gcopy->nodes = sched->gcopy_nodes;
     for (int s = 0; s < sched->n_splits; s++) {
         struct sched_split * split = &sched->splits[s];
         split->graph = ggml_graph_view(graph, split->i_start, split->i_end);
@@ -1949,6 +1962,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     free(sched->node_talloc);
     free(sched->node_copies);
     free(sched->used);
+    free(sched->gcopy_nodes);
     free(sched->assigns);
     free(sched->key);
     free(sched->key_new);
