@@ -1065,7 +1065,11 @@ void ggml_backend_view_init(ggml_backend_buffer_t buffer, struct ggml_tensor * t
 //   * the sources that pass 4 redirects to copies are restored after the compute, and memory
 //     the scheduler handed out in an earlier compute is placed anew, so the same graph can be
 //     computed again (after a reset);
-//   * computing before ggml_backend_sched_init_measure measures the graph first.
+//   * computing before ggml_backend_sched_init_measure measures the graph first;
+//   * the cost follows the graph, not the graph_size: the table is cleared over the slots in
+//     use only, and the split of the last graph is reused for a graph with the same key (see
+//     sched_make_key), so a graph recomputed with new inputs is not split again; the
+//     assignments of ggml_backend_sched_set_node_backend are kept in a list until the split.
 
 #define GGML_X_SCHED_MAX_BACKENDS     16
 #define GGML_X_SCHED_MAX_SPLITS       256
