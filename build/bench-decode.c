@@ -10,8 +10,11 @@
 //   graph computed again with new inputs (the scheduler reuses its plan). resplit: two such
 //   graphs computed in turn, so that every compute splits and plans anew (overhead per compute
 //   over the direct compute).
-// engine: the same kind of chain (1024 nodes) computed directly on the CPU backend at 1 and 2
-//   threads: time per node; then one compute after the workers went to sleep (wake-up cost).
+// engine: chains of 1024 ADD nodes of 1 element (run on one thread by the engine: no
+//   synchronisation) and of 4096 elements (split between the threads: one barrier per node),
+//   computed directly on the CPU backend at 1 and 2 threads: time per node, and for 4096 the
+//   synchronisation cost per node at 2 threads, t2 - t1 / 2 (the ideal split of the work);
+//   then one compute after the workers went to sleep (wake-up included).
 //
 // Every figure is the median of R runs (default 9), each the mean of a batch of calls sized to
 // take about 20 ms. Timings on a shared machine are noisy: compare figures of one run.
@@ -46,8 +49,8 @@ struct chain {
     struct ggml_cgraph * graph;
 };
 
-// x -> x + y -> (x + y) + y -> ...: n_nodes ADD nodes over one-element tensors
-static struct chain chain_new(int n_nodes, size_t graph_size) {
+// x -> x + y -> (x + y) + y -> ...: n_nodes ADD nodes over tensors of ne elements
+static struct chain chain_new_ne(int n_nodes, size_t graph_size, int64_t ne) {
     struct chain c;
     struct ggml_init_params params = {
         /* .mem_size   = */ (size_t) (n_nodes + 8) * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size, false),
@@ -55,8 +58,8 @@ static struct chain chain_new(int n_nodes, size_t graph_size) {
         /* .no_alloc   = */ true,
     };
     c.ctx = ggml_init(params);
-    struct ggml_tensor * x = ggml_new_tensor_1d(c.ctx, GGML_TYPE_F32, 1);
-    struct ggml_tensor * y = ggml_new_tensor_1d(c.ctx, GGML_TYPE_F32, 1);
+    struct ggml_tensor * x = ggml_new_tensor_1d(c.ctx, GGML_TYPE_F32, ne);
+    struct ggml_tensor * y = ggml_new_tensor_1d(c.ctx, GGML_TYPE_F32, ne);
     struct ggml_tensor * cur = x;
     for (int i = 0; i < n_nodes; i++) {
         cur = ggml_add(c.ctx, cur, y);
@@ -64,6 +67,10 @@ static struct chain chain_new(int n_nodes, size_t graph_size) {
     c.graph = ggml_new_graph_custom(c.ctx, graph_size, false);
     ggml_build_forward_expand(c.graph, cur);
     return c;
+}
+
+static struct chain chain_new(int n_nodes, size_t graph_size) {
+    return chain_new_ne(n_nodes, graph_size, 1);
 }
 
 typedef void (*run_fn)(void * arg);
@@ -171,39 +178,55 @@ static void sleep_ms(int ms) {
 
 static void bench_engine(int reps) {
     const int n = 1024;
-    printf("# CPU engine per-node overhead, ADD chain of %d one-element nodes, median of %d\n", n, reps);
-    printf("%-8s %12s %12s %16s\n", "threads", "graph_us", "per_node_us", "after_sleep_us");
-    for (int nt = 1; nt <= 2; nt++) {
-        ggml_backend_t cpu = ggml_backend_cpu_init();
-        ggml_backend_cpu_set_n_threads(cpu, nt);
-        struct chain c = chain_new(n, 2048);
-        ggml_gallocr_t galloc = ggml_gallocr_new();
-        ggml_tallocr_t measure = ggml_tallocr_new_measure_from_backend(cpu);
-        ggml_gallocr_alloc_graph(galloc, measure, c.graph);
-        size_t size = ggml_tallocr_max_size(measure);
-        ggml_tallocr_free(measure);
-        ggml_tallocr_t talloc = ggml_tallocr_new_from_backend(cpu, size + 4096);
-        ggml_gallocr_alloc_graph(galloc, talloc, c.graph);
-        struct sched_arg a = { NULL, cpu, c.graph };
-        run_direct(&a);
-        double tg = time_calls(run_direct, &a, reps);
-        // a compute after the workers had time to fall asleep: wake-up included
-        double * v = malloc(sizeof(double) * (size_t) reps);
-        for (int r = 0; r < reps; r++) {
-            sleep_ms(20);
-            double s = now_us();
+    static const int64_t sizes[] = { 1, 4096 };
+    printf("# CPU engine per-node cost, ADD chains of %d nodes, median of %d\n", n, reps);
+    printf("%-9s %-8s %12s %12s %16s %18s\n", "elements", "threads", "graph_us", "per_node_us", "after_sleep_us",
+           "sync_us_per_node");
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        double per1 = 0.0;
+        for (int nt = 1; nt <= 2; nt++) {
+            ggml_backend_t cpu = ggml_backend_cpu_init();
+            ggml_backend_cpu_set_n_threads(cpu, nt);
+            struct chain c = chain_new_ne(n, 2048, sizes[si]);
+            ggml_gallocr_t galloc = ggml_gallocr_new();
+            ggml_tallocr_t measure = ggml_tallocr_new_measure_from_backend(cpu);
+            ggml_gallocr_alloc_graph(galloc, measure, c.graph);
+            size_t size = ggml_tallocr_max_size(measure);
+            ggml_tallocr_free(measure);
+            ggml_tallocr_t talloc = ggml_tallocr_new_from_backend(cpu, size + 4096);
+            ggml_gallocr_alloc_graph(galloc, talloc, c.graph);
+            float * zero = calloc((size_t) sizes[si], sizeof(float));
+            ggml_backend_tensor_set(c.graph->nodes[0]->src[0], zero, 0, ggml_nbytes(c.graph->nodes[0]->src[0]));
+            ggml_backend_tensor_set(c.graph->nodes[0]->src[1], zero, 0, ggml_nbytes(c.graph->nodes[0]->src[1]));
+            free(zero);
+            struct sched_arg a = { NULL, cpu, c.graph };
             run_direct(&a);
-            v[r] = now_us() - s;
+            double tg = time_calls(run_direct, &a, reps);
+            // a compute after the workers had time to fall asleep: wake-up included
+            double * v = malloc(sizeof(double) * (size_t) reps);
+            for (int r = 0; r < reps; r++) {
+                sleep_ms(20);
+                double s = now_us();
+                run_direct(&a);
+                v[r] = now_us() - s;
+            }
+            double tw = median(v, reps);
+            free(v);
+            const double per = tg / n;
+            char sync[32] = "-";
+            if (nt == 1) {
+                per1 = per;
+            } else if (sizes[si] > 1) {
+                snprintf(sync, sizeof(sync), "%.3f", per - per1 / 2);
+            }
+            printf("%-9lld %-8d %12.2f %12.3f %16.2f %18s\n", (long long) sizes[si], nt, tg, per, tw, sync);
+            printf("RESULT bench=engine elements=%lld threads=%d nodes=%d graph_us=%.3f per_node_us=%.4f after_sleep_us=%.3f\n",
+                   (long long) sizes[si], nt, n, tg, per, tw);
+            ggml_tallocr_free(talloc);
+            ggml_gallocr_free(galloc);
+            ggml_free(c.ctx);
+            ggml_backend_free(cpu);
         }
-        double tw = median(v, reps);
-        free(v);
-        printf("%-8d %12.2f %12.3f %16.2f\n", nt, tg, tg / n, tw);
-        printf("RESULT bench=engine threads=%d nodes=%d graph_us=%.3f per_node_us=%.4f after_sleep_us=%.3f\n",
-               nt, n, tg, tg / n, tw);
-        ggml_tallocr_free(talloc);
-        ggml_gallocr_free(galloc);
-        ggml_free(c.ctx);
-        ggml_backend_free(cpu);
     }
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // ---------------------------------------------------------------------------------------------
 // thread pool
@@ -359,6 +360,33 @@ static void test_engine_thread_reuse(void) {
     ggml_free(sg.ctx);
 }
 
+// idle workers spin briefly after a compute, then sleep: over an idle window the process uses
+// far less CPU time than one spinning worker would (the bound is loose: a loaded machine can
+// only lower the measured time)
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static void test_engine_idle_sleeps(void) {
+    struct small_graph sg = small_graph_new();
+    const size_t ws = ggml_x_cpu_graph_work_size(sg.g, 4);
+    void * work = ws > 0 ? malloc(ws) : NULL;
+    struct ggml_x_threadpool * pool = ggml_x_threadpool_new(4);
+    T_CHECK(ggml_x_cpu_graph_compute(pool, sg.g, 4, work, ws, NULL, NULL));
+    const double c0 = cpu_seconds();
+    struct timespec idle = { 0, 300 * 1000 * 1000 }; // 300 ms; three idle workers
+    nanosleep(&idle, NULL);
+    const double used = cpu_seconds() - c0;
+    T_CHECK_MSG(used < 0.1, "idle workers used %.3f s of CPU time in 0.3 s", used);
+    // and they wake for the next compute
+    T_CHECK(ggml_x_cpu_graph_compute(pool, sg.g, 4, work, ws, NULL, NULL));
+    ggml_x_threadpool_free(pool);
+    free(work);
+    ggml_free(sg.ctx);
+}
+
 // custom op that records which (ith, nth) ran it
 struct task_log {
     _Atomic int calls[8];
@@ -657,6 +685,7 @@ int main(void) {
     T_RUN(test_nested_run);
     T_RUN(test_engine_deterministic);
     T_RUN(test_engine_thread_reuse);
+    T_RUN(test_engine_idle_sleeps);
     T_RUN(test_engine_n_tasks);
     T_RUN(test_engine_abort);
     T_RUN(test_engine_errors);
