@@ -2,7 +2,7 @@
 // scheduler and the CPU engine cost per graph and per node, with kernels that do almost nothing.
 //
 //   make bench-decode            (builds build/bin/bench-decode and runs it)
-//   build/bin/bench-decode [sched|engine|all] [reps=R]
+//   build/bin/bench-decode [sched|engine|all] [reps=R] [size=S] [nodes=N]
 //
 // sched: a chain of N one-element ADD nodes computed through a one-backend (CPU, 1 thread)
 //   scheduler created with graph_size S, against a direct ggml_backend_graph_compute of the same
@@ -131,6 +131,9 @@ static void run_direct(void * p) {
     ggml_backend_graph_compute(a->backend, a->graph);
 }
 
+static size_t only_size; // size=S / nodes=N arguments: only that case (0: all)
+static int only_nodes;
+
 static void bench_sched(int reps) {
     static const size_t sizes[] = { 16, 2048, 8192 };
     static const int nodes[] = { 1, 64, 1024 };
@@ -143,6 +146,9 @@ static void bench_sched(int reps) {
         for (size_t ni = 0; ni < sizeof(nodes) / sizeof(nodes[0]); ni++) {
             const size_t gs = sizes[si];
             const int n = nodes[ni];
+            if ((only_size != 0 && gs != only_size) || (only_nodes != 0 && n != only_nodes)) {
+                continue;
+            }
             if ((size_t) n + 1 > gs) {
                 printf("%-10zu %6d %12s %12s %14s %12s %18s\n", gs, n, "-", "-", "-", "(too big)", "-");
                 continue;
@@ -234,7 +240,11 @@ int main(int argc, char ** argv) {
     const char * what = "all";
     int reps = 9;
     for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "reps=", 5) == 0) {
+        if (strncmp(argv[i], "size=", 5) == 0) {
+            only_size = (size_t) atol(argv[i] + 5);
+        } else if (strncmp(argv[i], "nodes=", 6) == 0) {
+            only_nodes = atoi(argv[i] + 6);
+        } else if (strncmp(argv[i], "reps=", 5) == 0) {
             reps = atoi(argv[i] + 5);
             reps = reps < 1 ? 1 : reps;
         } else {
