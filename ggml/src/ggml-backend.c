@@ -1134,6 +1134,7 @@ struct ggml_backend_sched {
     struct sched_assign * assigns;
     int n_assigns;
     int cap_assigns;
+    int n_assigns_split; // how many of them the last split saw
 
     // The plan of the last split (the table above, the splits, the copies and the patches) is
     // reused when the next graph computed has the same key: every field of every node and leaf
@@ -1840,6 +1841,7 @@ static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g
 static bool sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph * graph, bool allow_reuse) {
     sched->is_reset = false;
     sched->failed   = false;
+    sched->n_assigns_split = sched->n_assigns;
     sched_forget_own_memory(sched, graph);
     const bool keyed = sched_make_key(sched, graph);
     if (allow_reuse && keyed && sched->plan_valid && sched->key_new_len == sched->key_len &&
@@ -2115,8 +2117,11 @@ void ggml_backend_sched_set_node_backend(ggml_backend_sched_t sched, struct ggml
 ggml_backend_t ggml_backend_sched_get_node_backend(ggml_backend_sched_t sched, struct ggml_tensor * node) {
     GGML_X_CHECK_RET(NULL, sched != NULL, NULL, "ggml_backend_sched_get_node_backend: sched is NULL");
     GGML_X_CHECK_RET(NULL, node != NULL, NULL, "ggml_backend_sched_get_node_backend: node is NULL");
-    // an assignment since the last reset (the latest wins), else the last split's choice
-    for (int i = sched->n_assigns - 1; i >= 0; i--) {
+    // an assignment made since the last reset (before a split) or since the last split (after
+    // one), the latest winning; else the last split's choice (which honours the assignments it
+    // saw, unless their backend rejected the node)
+    const int first = sched->is_reset ? 0 : sched->n_assigns_split;
+    for (int i = sched->n_assigns - 1; i >= first; i--) {
         if (sched->assigns[i].node == node) {
             return sched->backends[sched->assigns[i].id];
         }

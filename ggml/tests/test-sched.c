@@ -719,6 +719,20 @@ static void test_sched_plan_cache_assign(void) {
     ggml_backend_sched_reset(sched);
     T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == NULL);
 
+    // an assignment to a backend that rejects the node: after the compute, the backend the
+    // split chose is reported; an assignment after the compute is reported until the next one
+    testbackend_reject_op(test, GGML_OP_UNARY, true);
+    ggml_backend_sched_set_node_backend(sched, n.act, test);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == test);
+    float * x = make_input(N_IN * BATCH, 40.0f);
+    float * got = sched_output(sched, &n, x, &xbuf);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == cpu);
+    ggml_backend_sched_set_node_backend(sched, n.act, test);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == test);
+    testbackend_reject_op(test, GGML_OP_UNARY, false);
+    free(got);
+    free(x);
+
     ggml_backend_sched_free(sched);
     ggml_backend_buffer_free(xbuf);
     net_free(&n);
