@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -246,10 +247,13 @@ func TestComputeContext(t *testing.T) {
 	cctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls atomic.Int64
-	// the first node cancels the context; the nodes after it must not run
+	// the first node cancels the context; the nodes after it must not run. The flag the engine
+	// polls is set by a goroutine (context.AfterFunc) after cancel returns: the node gives it
+	// time, since the single-task nodes after it run back to back without any synchronisation
 	y := ctx.MapCustom1(x, func(dst, a, _, _ *ggml.Tensor, ith, _ int) {
 		if ith == 0 {
 			cancel()
+			time.Sleep(50 * time.Millisecond)
 		}
 	}, 1)
 	for i := 0; i < 20; i++ {
