@@ -333,13 +333,13 @@ static size_t alloc_hash_probe(const struct ggml_hash_set * set, const struct gg
     if (set->size == 0 || t == NULL) {
         return SIZE_MAX;
     }
-    size_t start = alloc_hash_start(set, t);
+    const size_t start = alloc_hash_start(set, t);
     size_t i = start;
     do {
         if (set->keys[i] == t || set->keys[i] == NULL) {
             return i;
         }
-        i = (i + 1) % set->size;
+        i = i + 1 == set->size ? 0 : i + 1; // (no division per probe)
     } while (i != start);
     return SIZE_MAX;
 }
