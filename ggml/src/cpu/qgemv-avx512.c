@@ -29,9 +29,11 @@
 #define PAIR_BYTES 192
 
 // How far ahead of the current block the Q4_0/Q8_0 kernel prefetches its weight row. Measured
-// on a 2-core AVX-512 VM (4096x4096 mat-vec, weights cold, paired rounds against no prefetch,
-// issue 17): 768 bytes gave 1.04-1.13x (Q8_0, 2 threads), 1.06x (1 thread), 1.12x (Q4_0);
-// 256 and 512 were less consistent.
+// on a shared 2-core AVX-512 VM (4096x4096 mat-vec, weights cold, rounds alternating with the
+// kernel without prefetch, issue 17): Q8_0 at 2 threads, median ratios 1.04, 1.09, 1.17 and 1.05
+// (12 of 16 rounds faster) in four runs, 0.93 in a fifth; 1.06 at 1 thread; Q4_0 1.12. The
+// machine's bandwidth moved by up to 2x between rounds, so these are modest, noisy gains; 256,
+// 512, 1024 and 1536 bytes were no better.
 #define QGEMV_PREFETCH 768
 #define QK_BYTES   320
 
