@@ -6,7 +6,8 @@
 #                   tests, go test ./...  (.ci/run adds the checks that need more: HBM/memkind,
 #                   valgrind, clang, qemu, CUDA, the consumer-module checks)
 #   make test-c     build and run every ggml/tests/test-*.c against build/libggml.a
-#   make bench      bench-c (below), then the Go benchmarks (tests/bench_test.go) -> build/bench/go.txt + medians
+#   make bench      bench-c and bench-decode (below), then the Go benchmarks (tests/bench_test.go)
+#                   -> build/bench/go.txt + medians
 #   make fmt        format the Go sources (make fmt-check only lists unformatted files)
 #   make test-consumer  a throw-away consumer module built through a read-only module cache,
 #                   through `go mod vendor`, and with CGO_ENABLED=0 (build/consumer-check.sh)
@@ -183,6 +184,19 @@ bench-c: lib
 	sh build/bench.sh $(BENCH_DIR)
 
 bench: bench-c
+
+# decode overheads (build/bench-decode.c): scheduler cost per node count and graph size (one
+# CPU backend) beside a direct backend compute, and the CPU engine's cost per node at 1 and 2
+# threads. Prints figures only; BENCH_DECODE_ARGS passes e.g. "sched reps=15".
+.PHONY: bench-decode
+$(BUILD)/bin/bench-decode: build/bench-decode.c $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-decode: $(BUILD)/bin/bench-decode
+	./$(BUILD)/bin/bench-decode $(BENCH_DECODE_ARGS)
+
+bench: bench-decode
 
 # ---------------------------------------------------------------------------------------------
 # GGML_MULTIPLATFORM and HBM builds (separate build directories; the ordinary rules with the

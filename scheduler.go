@@ -51,7 +51,11 @@ import (
 //     next Compute measures again by itself (the old buffers are freed, so tensors placed in
 //     them with Allocator must be placed again).
 //   - Compute splits the graph, places its intermediate tensors, copies the inputs between
-//     backends and computes every split. It may be called any number of times.
+//     backends and computes every split. It may be called any number of times. The split of
+//     a graph is kept and reused while the next graphs computed have the same structure (the
+//     same nodes, ops, shapes, buffers and assignments), so a graph recomputed with new input
+//     data, as a decode loop does, costs little more than the backends' compute; the cost
+//     follows the graph's size, not graphSize.
 //   - Reset (optional) forgets the placements of the last graph so that inputs can be placed
 //     in the scheduler's buffers with Allocator before the next Compute; assignments stay.
 //   - Close frees the scheduler and its buffers.

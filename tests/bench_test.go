@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ggml-go/ggml"
 )
@@ -16,6 +17,9 @@ import (
 //	BenchmarkMulMat/type=T/shape=MxNxK      mul_mat(A[M,K] of T, B[N,K] f32), GFLOP/s and GB/s of A
 //	BenchmarkBlock/type=T/tokens=N/threads=P  one LLaMA-style layer, ms/token
 //	BenchmarkDispatch/threads=P             a graph of 1,000 tiny ops, us/node
+//	BenchmarkScheduler/size=S/nodes=N       Scheduler.Compute of an N-node graph on a scheduler
+//	                                        of graph size S, one CPU backend: us/op and the
+//	                                        overhead over a direct Backend.Compute (us/graph)
 //
 // The shapes and the block are those of ../shared/bench/bench.c, so the Go figures can be set
 // beside the C harness's. Every fixture (tensors, weights in a CPU backend buffer, graph) is
@@ -473,4 +477,96 @@ func BenchmarkDispatch(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*dispatchNodes), "us/node")
 		})
 	}
+}
+
+// ---------------------------------------------------------------------------------- scheduler
+
+// BenchmarkScheduler measures what Scheduler.Compute costs beyond the backend's own compute,
+// for graphs of 1, 64 and 1024 one-element add nodes on schedulers created for 16, 2048 and
+// 8192 nodes, with one CPU backend at 1 thread (so the engine's cost is small and constant):
+// the graph is computed again and again with new input data, as a decode loop does. Reports
+// "overhead-us" (Scheduler.Compute minus a direct Backend.Compute of the same allocated graph,
+// measured in the same sub-benchmark) and "overhead-us/node".
+func BenchmarkScheduler(b *testing.B) {
+	for _, size := range []int{16, 2048, 8192} {
+		for _, nodes := range []int{1, 64, 1024} {
+			if nodes+2 > size {
+				continue
+			}
+			b.Run(fmt.Sprintf("size=%d/nodes=%d", size, nodes), func(b *testing.B) {
+				benchScheduler(b, size, nodes)
+			})
+		}
+	}
+}
+
+func benchScheduler(b *testing.B, size, nodes int) {
+	// the inputs in a context and buffer of their own, as a model's inputs and weights are
+	inCtx, err := ggml.NewContext(ggml.Params{MemSize: 4 * ggml.TensorOverhead(), NoAlloc: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inCtx.Close()
+	x := inCtx.NewTensor1D(ggml.TypeF32, 1)
+	y := inCtx.NewTensor1D(ggml.TypeF32, 1)
+	cpu := benchCPU(b, 1)
+	defer cpu.Close()
+	in, err := ggml.AllocContextTensors(inCtx, cpu)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	if err := y.Fill(1); err != nil {
+		b.Fatal(err)
+	}
+	ctx, err := ggml.NewContext(ggml.Params{
+		MemSize: uint64(nodes+8)*ggml.TensorOverhead() + ggml.GraphOverheadCustom(size, false),
+		NoAlloc: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ctx.Close()
+	cur := x
+	for range nodes {
+		cur = ctx.Add(cur, y)
+	}
+	g := ctx.NewGraphCustom(size, false).BuildForwardExpand(cur)
+	s, err := ggml.NewScheduler([]*ggml.Backend{cpu}, nil, size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	step := func(i int) {
+		if err := x.SetFloat32([]float32{float32(i % 7)}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Compute(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		step(i)
+		if v, err := cur.Float32(); err != nil || v[0] != float32(i%7+nodes) {
+			b.Fatalf("result %v (%v), want %d", v, err, i%7+nodes)
+		}
+	}
+	// the direct compute of the graph as the scheduler placed it, timed beside
+	directRuns := 200 + 200000/nodes
+	start := time.Now()
+	for range directRuns {
+		if err := cpu.Compute(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	directUs := float64(time.Since(start).Nanoseconds()) / 1e3 / float64(directRuns)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step(i)
+	}
+	b.StopTimer()
+	perOp := b.Elapsed().Seconds() * 1e6 / float64(b.N)
+	b.ReportMetric(directUs, "direct-us")
+	b.ReportMetric(perOp-directUs, "overhead-us")
+	b.ReportMetric((perOp-directUs)/float64(nodes), "overhead-us/node")
 }

@@ -3,9 +3,11 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -245,10 +247,13 @@ func TestComputeContext(t *testing.T) {
 	cctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls atomic.Int64
-	// the first node cancels the context; the nodes after it must not run
+	// the first node cancels the context; the nodes after it must not run. The flag the engine
+	// polls is set by a goroutine (context.AfterFunc) after cancel returns: the node gives it
+	// time, since the single-task nodes after it run back to back without any synchronisation
 	y := ctx.MapCustom1(x, func(dst, a, _, _ *ggml.Tensor, ith, _ int) {
 		if ith == 0 {
 			cancel()
+			time.Sleep(50 * time.Millisecond)
 		}
 	}, 1)
 	for i := 0; i < 20; i++ {
@@ -317,4 +322,59 @@ func TestContextConcurrentMisuse(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d calls refused with ErrBusy", busy.Load())
 	require.NoError(t, ctx.Compute(g, 1))
+}
+
+// TestSchedulerGraphsRebuilt: a decode-like loop whose graph is rebuilt every step in a fresh
+// context (whose memory, and so whose tensor addresses, the allocator may hand out again) and
+// changes its op, op parameter or shape from step to step, or stays the same for a few steps.
+// The scheduler reuses the plan of an unchanged graph and must never reuse it for a changed
+// one: every result is checked.
+func TestSchedulerGraphsRebuilt(t *testing.T) {
+	xLeakCheck(t)
+	cpu := xCPU(t, 1)
+	inCtx := xCtx(t, true)
+	x := inCtx.NewTensor1D(ggml.TypeF32, 16)
+	buf, err := ggml.AllocContextTensors(inCtx, cpu)
+	require.NoError(t, err)
+	defer buf.Close()
+	sched, err := ggml.NewScheduler([]*ggml.Backend{cpu}, nil, 256)
+	require.NoError(t, err)
+	defer sched.Close()
+
+	// variant: 0 y = (2x + x) * 0.5; 1 y = (2x - x) * 0.5; 2 y = (2x + x) * 3; 3 as 0 over
+	// the first 8 elements of x (a view)
+	factor := []float64{1.5, 0.5, 9, 1.5}
+	variants := []int{0, 0, 0, 1, 1, 2, 0, 3, 3, 1, 2, 2, 0}
+	for step, v := range variants {
+		ctx, err := ggml.NewContext(ggml.Params{MemSize: 32*ggml.TensorOverhead() + ggml.GraphOverhead(), NoAlloc: true})
+		require.NoError(t, err)
+		in := x
+		if v == 3 {
+			in = ctx.View1D(x, 8, 0)
+		}
+		a := ctx.Scale(in, 2)
+		var b *ggml.Tensor
+		if v == 1 {
+			b = ctx.Sub(a, in)
+		} else {
+			b = ctx.Add(a, in)
+		}
+		s := float32(0.5)
+		if v == 2 {
+			s = 3
+		}
+		y := ctx.Scale(b, s)
+		g := ctx.NewGraph().BuildForwardExpand(y)
+		xv := xRand(int64(100+step), 16)
+		require.NoError(t, x.SetFloat32(xv))
+		require.NoError(t, sched.Compute(g), "step %d", step)
+		got, err := y.Float32()
+		require.NoError(t, err)
+		want := make([]float64, len(got))
+		for i := range want {
+			want[i] = factor[v] * float64(xv[i])
+		}
+		xNear(t, want, got, 1e-5, fmt.Sprintf("step %d (variant %d)", step, v))
+		require.NoError(t, ctx.Close())
+	}
 }

@@ -302,8 +302,10 @@ size_t ggml_tallocr_max_size(ggml_tallocr_t talloc) {
 size_t ggml_x_alloc_hash_size(size_t min_size);
 size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t);
 size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t);
+size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tensor * t, bool * inserted);
 bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
-                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc);
+                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc,
+                                    const size_t * slots, size_t n_slots);
 
 // smallest prime >= min_size
 size_t ggml_x_alloc_hash_size(size_t min_size) {
@@ -331,13 +333,13 @@ static size_t alloc_hash_probe(const struct ggml_hash_set * set, const struct gg
     if (set->size == 0 || t == NULL) {
         return SIZE_MAX;
     }
-    size_t start = alloc_hash_start(set, t);
+    const size_t start = alloc_hash_start(set, t);
     size_t i = start;
     do {
         if (set->keys[i] == t || set->keys[i] == NULL) {
             return i;
         }
-        i = (i + 1) % set->size;
+        i = i + 1 == set->size ? 0 : i + 1; // (no division per probe)
     } while (i != start);
     return SIZE_MAX;
 }
@@ -353,6 +355,18 @@ size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor *
     const size_t i = alloc_hash_probe(set, t);
     if (i != SIZE_MAX && set->keys[i] == NULL) {
         set->keys[i] = t;
+    }
+    return i;
+}
+
+// the same, telling whether t was inserted now (so a caller can keep a list of the slots in use
+// and clear only those)
+size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tensor * t, bool * inserted) {
+    const size_t i = alloc_hash_probe(set, t);
+    *inserted = false;
+    if (i != SIZE_MAX && set->keys[i] == NULL) {
+        set->keys[i] = t;
+        *inserted = true;
     }
     return i;
 }
@@ -396,6 +410,8 @@ struct ggml_gallocr {
     ggml_tallocr_t * hash_allocs;   // per-slot allocators (ggml_gallocr_alloc_graph_n)
 
     struct ggml_hash_set hash_set;  // the set in use (own or the caller's)
+    const size_t * slots;           // the occupied slots of the caller's set (NULL: scan it all)
+    size_t n_slots;
     struct ggml_tensor ** own_keys; // storage of the own set
     size_t own_size;
 
@@ -457,6 +473,15 @@ static bool galloc_can_inplace(enum ggml_op op) {
         default:
             return false;
     }
+}
+
+// the slots a pass scans: the listed ones, or all
+static size_t galloc_n_scan(ggml_gallocr_t galloc) {
+    return galloc->slots != NULL ? galloc->n_slots : galloc->hash_set.size;
+}
+
+static size_t galloc_scan_slot(ggml_gallocr_t galloc, size_t q) {
+    return galloc->slots != NULL ? galloc->slots[q] : q;
 }
 
 // info of a registered tensor (NULL when it is not in the set)
@@ -652,7 +677,8 @@ static bool galloc_impl(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     }
 
     // forget memory left from an earlier pass over the same buffers (see above)
-    for (size_t k = 0; k < galloc->hash_set.size; k++) {
+    for (size_t q = 0, nq = galloc_n_scan(galloc); q < nq; q++) {
+        const size_t k = galloc_scan_slot(galloc, q);
         struct galloc_info * in = &galloc->info[k];
         struct ggml_tensor * t  = galloc->hash_set.keys[k];
         if (!in->seen || t == NULL || t->data == NULL || t->buffer == NULL || t->buffer != in->talloc->buffer) {
@@ -725,7 +751,8 @@ static bool galloc_impl(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
 
 // after a measure pass: drop every fake address handed out, so the graph can be allocated for real
 static void galloc_clear_measured(ggml_gallocr_t galloc) {
-    for (size_t k = 0; k < galloc->hash_set.size; k++) {
+    for (size_t q = 0, nq = galloc_n_scan(galloc); q < nq; q++) {
+        const size_t k = galloc_scan_slot(galloc, q);
         struct ggml_tensor * t = galloc->hash_set.keys[k];
         if (t != NULL && galloc->info[k].seen && galloc_is_measure_buffer(galloc, t)) {
             t->data   = NULL;
@@ -734,7 +761,9 @@ static void galloc_clear_measured(ggml_gallocr_t galloc) {
     }
 }
 
-static bool galloc_reserve_info(ggml_gallocr_t galloc, size_t size) {
+// info for a set of size slots, cleared (only the listed slots when slots != NULL: the others
+// are never looked at)
+static bool galloc_reserve_info(ggml_gallocr_t galloc, size_t size, const size_t * slots, size_t n_slots) {
     if (galloc->info_size < size) {
         struct galloc_info * info = malloc(sizeof(*info) * size);
         GGML_X_CHECK_RET(NULL, info != NULL, false, "ggml_gallocr: out of memory (%zu entries)", size);
@@ -742,14 +771,21 @@ static bool galloc_reserve_info(ggml_gallocr_t galloc, size_t size) {
         galloc->info      = info;
         galloc->info_size = size;
     }
-    memset(galloc->info, 0, sizeof(*galloc->info) * size);
+    if (slots == NULL) {
+        memset(galloc->info, 0, sizeof(*galloc->info) * size);
+    } else {
+        for (size_t q = 0; q < n_slots; q++) {
+            memset(&galloc->info[slots[q]], 0, sizeof(galloc->info[0]));
+        }
+    }
     return true;
 }
 
 static bool galloc_run(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     bool ok = galloc_impl(galloc, graph);
     bool measure = false;
-    for (size_t k = 0; k < galloc->hash_set.size && !measure; k++) {
+    for (size_t q = 0, nq = galloc_n_scan(galloc); q < nq && !measure; q++) {
+        const size_t k = galloc_scan_slot(galloc, q);
         measure = galloc->info[k].seen && galloc->info[k].talloc != NULL && galloc->info[k].talloc->measure;
     }
     if (measure) {
@@ -783,7 +819,7 @@ size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, st
     memset(galloc->own_keys, 0, sizeof(*galloc->own_keys) * size);
     galloc->hash_set.size = size;
     galloc->hash_set.keys = galloc->own_keys;
-    if (!galloc_reserve_info(galloc, size)) {
+    if (!galloc_reserve_info(galloc, size, NULL, 0)) {
         return 0;
     }
 
@@ -797,27 +833,34 @@ size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, st
     return ok ? ggml_tallocr_max_size(talloc) : 0;
 }
 
+// slots (may be NULL: every slot) lists the occupied slots of hash_set, so that the cost of a
+// pass follows the graph rather than the size of the set
 bool ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
-                                  struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc) {
+                                  struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc,
+                                  const size_t * slots, size_t n_slots) {
     GGML_X_CHECK_RET(NULL, galloc != NULL, false, "ggml_gallocr_alloc_graph_n: galloc is NULL");
     GGML_X_CHECK_RET(NULL, graph != NULL, false, "ggml_gallocr_alloc_graph_n: graph is NULL");
     GGML_X_CHECK_RET(NULL, hash_set.size > 0 && hash_set.keys != NULL && hash_node_talloc != NULL, false,
                      "ggml_gallocr_alloc_graph_n: empty hash set or allocator table");
-    if (!galloc_reserve_info(galloc, hash_set.size)) {
+    if (!galloc_reserve_info(galloc, hash_set.size, slots, n_slots)) {
         return false;
     }
     galloc->talloc      = NULL;
     galloc->hash_set    = hash_set;
     galloc->hash_allocs = hash_node_talloc;
+    galloc->slots       = slots;
+    galloc->n_slots     = n_slots;
     bool ok = galloc_run(galloc, graph);
     galloc->hash_set.size = 0;
     galloc->hash_set.keys = NULL;
     galloc->hash_allocs   = NULL;
+    galloc->slots         = NULL;
+    galloc->n_slots       = 0;
     return ok;
 }
 
 void ggml_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc) {
-    ggml_x_gallocr_alloc_graph_n(galloc, graph, hash_set, hash_node_talloc);
+    ggml_x_gallocr_alloc_graph_n(galloc, graph, hash_set, hash_node_talloc, NULL, 0);
 }
 
 // ---------------------------------------------------------------------------------------------

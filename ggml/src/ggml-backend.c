@@ -1065,7 +1065,11 @@ void ggml_backend_view_init(ggml_backend_buffer_t buffer, struct ggml_tensor * t
 //   * the sources that pass 4 redirects to copies are restored after the compute, and memory
 //     the scheduler handed out in an earlier compute is placed anew, so the same graph can be
 //     computed again (after a reset);
-//   * computing before ggml_backend_sched_init_measure measures the graph first.
+//   * computing before ggml_backend_sched_init_measure measures the graph first;
+//   * the cost follows the graph, not the graph_size: the table is cleared over the slots in
+//     use only, and the split of the last graph is reused for a graph with the same key (see
+//     sched_make_key), so a graph recomputed with new inputs is not split again; the
+//     assignments of ggml_backend_sched_set_node_backend are kept in a list until the split.
 
 #define GGML_X_SCHED_MAX_BACKENDS     16
 #define GGML_X_SCHED_MAX_SPLITS       256
@@ -1075,8 +1079,15 @@ void ggml_backend_view_init(ggml_backend_buffer_t buffer, struct ggml_tensor * t
 size_t ggml_x_alloc_hash_size(size_t min_size);
 size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t);
 size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t);
+size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tensor * t, bool * inserted);
 bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
-                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc);
+                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc,
+                                    const size_t * slots, size_t n_slots);
+
+// internal, for the tests: how many times the scheduler split a graph, and how many times it
+// reused the plan of the previous split instead
+int64_t ggml_x_backend_sched_n_splits_made(ggml_backend_sched_t sched);
+int64_t ggml_x_backend_sched_n_plans_reused(ggml_backend_sched_t sched);
 
 struct sched_split {
     int backend_id;
@@ -1092,6 +1103,13 @@ struct sched_patch {
     struct ggml_tensor * node;
     int j;
     struct ggml_tensor * orig;
+    struct ggml_tensor * repl;
+};
+
+// a ggml_backend_sched_set_node_backend call since the last reset
+struct sched_assign {
+    struct ggml_tensor * node;
+    int id;
 };
 
 struct ggml_backend_sched {
@@ -1109,8 +1127,32 @@ struct ggml_backend_sched {
     struct ggml_hash_set hash_set;
     ggml_tallocr_t * node_talloc;                                     // [hash_set.size]
     struct ggml_tensor * (*node_copies)[GGML_X_SCHED_MAX_BACKENDS];    // [hash_set.size][backend]
+    size_t * used;   // the occupied slots of hash_set, in insertion order [hash_set.size]
+    size_t n_used;
 
-    struct ggml_cgraph * graph; // the graph with the input copies, allocated in one go
+    // the caller's assignments since the last reset, in call order (applied at the next split)
+    struct sched_assign * assigns;
+    int n_assigns;
+    int cap_assigns;
+    int n_assigns_split; // how many of them the last split saw
+
+    // The plan of the last split (the table above, the splits, the copies and the patches) is
+    // reused when the next graph computed has the same key: every field of every node and leaf
+    // that the split reads, and the assignments. plan_valid is cleared whenever something the
+    // key does not cover changes (the allocators are replaced, a split or an allocation fails).
+    bool plan_valid;
+    uint64_t * key;      // the plan's key
+    size_t key_len;
+    uint64_t * key_new;  // the key of the graph being computed
+    size_t key_new_len;
+    size_t key_cap;      // capacity of both
+    int64_t n_splits_made;
+    int64_t n_plans_reused;
+
+    struct ggml_cgraph * graph; // the graph with the input copies, allocated in one go (&gcopy)
+    struct ggml_cgraph gcopy;
+    struct ggml_tensor ** gcopy_nodes;
+    size_t gcopy_cap;
     struct sched_split splits[GGML_X_SCHED_MAX_SPLITS];
     int n_splits;
 
@@ -1118,9 +1160,10 @@ struct ggml_backend_sched {
     void * ctx_mem;
     size_t ctx_mem_size;
 
-    struct sched_patch * patches;
+    struct sched_patch * patches; // the plan's patches (kept after they are undone, for reuse)
     int n_patches;
     int cap_patches;
+    bool patched; // the patches are applied to the graph now
 
     bool (*abort_cb)(void * data); // ggml_x_backend_sched_set_abort_callback
     void * abort_data;
@@ -1136,7 +1179,11 @@ static bool sched_is_noop(enum ggml_op op) {
 }
 
 static size_t sched_slot(ggml_backend_sched_t sched, struct ggml_tensor * t) {
-    size_t slot = ggml_x_alloc_hash_insert(&sched->hash_set, t);
+    bool inserted;
+    size_t slot = ggml_x_alloc_hash_insert_new(&sched->hash_set, t, &inserted);
+    if (inserted) {
+        sched->used[sched->n_used++] = slot;
+    }
     if (slot == SIZE_MAX && !sched->failed) {
         sched->failed = true;
         ggml_x_error(NULL, "ggml_backend_sched: the graph has more tensors than the scheduler can track "
@@ -1273,12 +1320,24 @@ static int sched_id_from_cur(ggml_backend_sched_t sched, struct ggml_tensor * no
     return -1;
 }
 
-// node sources redirected to copies go back to the tensors the caller built
+// node sources redirected to copies go back to the tensors the caller built (the list stays,
+// for a reuse of the plan)
 static void sched_restore(ggml_backend_sched_t sched) {
+    if (!sched->patched) {
+        return;
+    }
     for (int i = sched->n_patches - 1; i >= 0; i--) {
         sched->patches[i].node->src[sched->patches[i].j] = sched->patches[i].orig;
     }
-    sched->n_patches = 0;
+    sched->patched = false;
+}
+
+// the plan's patches again, on a graph whose key matched
+static void sched_repatch(ggml_backend_sched_t sched) {
+    for (int i = 0; i < sched->n_patches; i++) {
+        sched->patches[i].node->src[sched->patches[i].j] = sched->patches[i].repl;
+    }
+    sched->patched = true;
 }
 
 static bool sched_patch(ggml_backend_sched_t sched, struct ggml_tensor * node, int j, struct ggml_tensor * repl) {
@@ -1292,26 +1351,40 @@ static bool sched_patch(ggml_backend_sched_t sched, struct ggml_tensor * node, i
         sched->patches     = p;
         sched->cap_patches = cap;
     }
-    sched->patches[sched->n_patches++] = (struct sched_patch) { node, j, node->src[j] };
+    sched->patches[sched->n_patches++] = (struct sched_patch) { node, j, node->src[j], repl };
     node->src[j] = repl;
+    sched->patched = true;
     return true;
 }
 
+// forgets the placements and the assignments; the plan (which the next compute may reuse)
+// stays
 static void sched_reset(ggml_backend_sched_t sched) {
     for (int i = 0; i < sched->n_backends; i++) {
         ggml_tallocr_reset(sched->tallocs[i]);
     }
-    size_t n = sched->hash_set.size;
-    memset(sched->hash_set.keys, 0, sizeof(sched->hash_set.keys[0]) * n);
-    memset(sched->node_talloc,   0, sizeof(sched->node_talloc[0]) * n);
-    memset(sched->node_copies,   0, sizeof(sched->node_copies[0]) * n);
+    sched->n_assigns = 0;
     sched->is_reset = true;
 }
 
-static bool sched_new_ctx(ggml_backend_sched_t sched, int n_nodes) {
-    size_t graph_nodes = (size_t) n_nodes + GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS;
-    size_t need = ggml_tensor_overhead() * (GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS) +
-                  ggml_graph_overhead_custom(graph_nodes, false) + 1024;
+// empties the table: only the slots in use are cleared, so the cost follows the graphs
+// computed, not the size the scheduler was created for
+static void sched_clear_table(ggml_backend_sched_t sched) {
+    for (size_t q = 0; q < sched->n_used; q++) {
+        const size_t k = sched->used[q];
+        sched->hash_set.keys[k] = NULL;
+        sched->node_talloc[k]   = NULL;
+        memset(sched->node_copies[k], 0, sizeof(sched->node_copies[k]));
+    }
+    sched->n_used     = 0;
+    sched->plan_valid = false;
+    sched->n_patches  = 0;
+    sched->patched    = false;
+}
+
+// a fresh context for the input copies
+static bool sched_new_ctx(ggml_backend_sched_t sched) {
+    size_t need = ggml_tensor_overhead() * (GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS) + 1024;
     ggml_free(sched->ctx);
     sched->ctx = NULL;
     if (sched->ctx_mem_size < need) {
@@ -1337,11 +1410,160 @@ static bool sched_new_ctx(ggml_backend_sched_t sched, int n_nodes) {
     return true;
 }
 
+// memory this scheduler handed out in an earlier compute is not valid any more
+static void sched_forget_own_memory(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
+    ggml_backend_buffer_t own[GGML_X_SCHED_MAX_BACKENDS];
+    int n_own = 0;
+    for (int b = 0; b < sched->n_backends; b++) {
+        if (!ggml_tallocr_is_measure(sched->tallocs[b])) {
+            own[n_own++] = ggml_tallocr_get_buffer(sched->tallocs[b]);
+        }
+    }
+    if (n_own == 0) {
+        return;
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (node->op == GGML_OP_NONE || node->buffer == NULL) {
+            continue;
+        }
+        for (int b = 0; b < n_own; b++) {
+            if (node->buffer == own[b]) {
+                node->data   = NULL;
+                node->buffer = NULL;
+                break;
+            }
+        }
+    }
+}
+
+// words of the key of a graph, at most (see sched_make_key)
+#define SCHED_KEY_HEAD  4
+#define SCHED_KEY_LEAF  13
+#define SCHED_KEY_NODE  (23 + 4 * GGML_MAX_SRC)
+
+static uint64_t sched_key_ptr(const void * p) {
+    return (uint64_t) (uintptr_t) p;
+}
+
+static uint64_t sched_key_usage(ggml_backend_buffer_t buf) {
+    return buf != NULL ? (uint64_t) buf->usage : UINT64_MAX;
+}
+
+// Writes into key_new everything the split of graph reads: per leaf and per node its address,
+// op, type, shape, strides, op parameters, view source and offset, the buffers (and their
+// usage) of its memory and of its sources, which backends support it; then the caller's
+// assignments. Two graphs with equal keys are split the same way. False when out of memory.
+static bool sched_make_key(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
+    const size_t need = SCHED_KEY_HEAD + 2 * (size_t) sched->n_assigns + SCHED_KEY_LEAF * (size_t) graph->n_leafs +
+                        SCHED_KEY_NODE * (size_t) graph->n_nodes;
+    if (sched->key_cap < need) {
+        size_t cap = need + need / 2;
+        uint64_t * a = malloc(sizeof(uint64_t) * cap);
+        uint64_t * b = malloc(sizeof(uint64_t) * cap);
+        if (a == NULL || b == NULL) {
+            free(a);
+            free(b);
+            return false;
+        }
+        if (sched->plan_valid) {
+            memcpy(a, sched->key, sizeof(uint64_t) * sched->key_len);
+        }
+        free(sched->key);
+        free(sched->key_new);
+        sched->key     = a;
+        sched->key_new = b;
+        sched->key_cap = cap;
+    }
+    uint64_t * k = sched->key_new;
+    *k++ = (uint64_t) graph->n_nodes;
+    *k++ = (uint64_t) graph->n_leafs;
+    *k++ = (uint64_t) sched->n_assigns;
+    *k++ = (uint64_t) sched->n_backends;
+    for (int i = 0; i < graph->n_leafs; i++) {
+        const struct ggml_tensor * t = graph->leafs[i];
+        ggml_backend_buffer_t buf = bk_tensor_buffer(t);
+        *k++ = sched_key_ptr(t);
+        *k++ = sched_key_ptr(buf);
+        *k++ = sched_key_usage(buf);
+        *k++ = sched_key_ptr(t->view_src);
+        *k++ = (uint64_t) t->type;
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            *k++ = (uint64_t) t->ne[d];
+        }
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            *k++ = (uint64_t) t->nb[d];
+        }
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        const struct ggml_tensor * t = graph->nodes[i];
+        *k++ = sched_key_ptr(t);
+        *k++ = (uint64_t) t->op | (uint64_t) t->type << 32;
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            *k++ = (uint64_t) t->ne[d];
+        }
+        for (int d = 0; d < GGML_MAX_DIMS; d++) {
+            *k++ = (uint64_t) t->nb[d];
+        }
+        *k++ = sched_key_ptr(t->view_src);
+        *k++ = (uint64_t) t->view_offs;
+        *k++ = sched_key_ptr(sched_prealloc_buffer(t));
+        memcpy(k, t->op_params, sizeof(t->op_params));
+        k += GGML_MAX_OP_PARAMS / sizeof(uint64_t);
+        uint64_t mask = 0;
+        if (!sched_is_noop(t->op)) {
+            for (int b = 0; b < sched->n_backends; b++) {
+                mask |= (uint64_t) ggml_backend_supports_op(sched->backends[b], t) << b;
+            }
+        }
+        *k++ = mask;
+        uint64_t * n_src = k++;
+        *n_src = 0;
+        for (int j = 0; j < GGML_MAX_SRC && t->src[j] != NULL; j++) {
+            const struct ggml_tensor * src = t->src[j];
+            ggml_backend_buffer_t buf = bk_tensor_buffer(src);
+            *k++ = sched_key_ptr(src);
+            *k++ = sched_key_ptr(src->view_src);
+            *k++ = sched_key_ptr(buf);
+            *k++ = sched_key_usage(buf);
+            (*n_src)++;
+        }
+    }
+    for (int i = 0; i < sched->n_assigns; i++) {
+        *k++ = sched_key_ptr(sched->assigns[i].node);
+        *k++ = (uint64_t) sched->assigns[i].id;
+    }
+    sched->key_new_len = (size_t) (k - sched->key_new);
+    return true;
+}
+
+// the plan's input copies still have their sources' types, shapes and strides
+static bool sched_copies_match(ggml_backend_sched_t sched) {
+    for (int s = 0; s < sched->n_splits; s++) {
+        const struct sched_split * split = &sched->splits[s];
+        for (int j = 0; j < split->n_inputs; j++) {
+            const struct ggml_tensor * input = split->inputs[j];
+            size_t slot = ggml_x_alloc_hash_find(&sched->hash_set, input);
+            if (slot == SIZE_MAX) {
+                return false;
+            }
+            const struct ggml_tensor * copy = sched->node_copies[slot][split->backend_id];
+            if (copy == NULL || copy->type != input->type) {
+                return false;
+            }
+            for (int d = 0; d < GGML_MAX_DIMS; d++) {
+                if (copy->ne[d] != input->ne[d] || copy->nb[d] != input->nb[d]) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 // assign a backend to every node and cut the graph into splits
 static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph) {
     sched->n_splits = 0;
-    sched->is_reset = false;
-    sched->failed   = false;
     sched->graph    = NULL;
 
     if ((size_t) graph->n_nodes + (size_t) graph->n_leafs + GGML_X_SCHED_MAX_SPLITS * GGML_X_SCHED_MAX_SPLIT_INPUTS > sched->hash_set.size) {
@@ -1349,23 +1571,16 @@ static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g
                      graph->n_nodes, graph->n_leafs, sched->graph_size);
         return false;
     }
-    if (!sched_new_ctx(sched, graph->n_nodes)) {
+    if (!sched_new_ctx(sched)) {
         return false;
     }
 
-    // memory this scheduler handed out in an earlier compute is not valid any more
-    for (int i = 0; i < graph->n_nodes; i++) {
-        struct ggml_tensor * node = graph->nodes[i];
-        if (node->op == GGML_OP_NONE || node->buffer == NULL) {
-            continue;
-        }
-        for (int b = 0; b < sched->n_backends; b++) {
-            if (!ggml_tallocr_is_measure(sched->tallocs[b]) && node->buffer == ggml_tallocr_get_buffer(sched->tallocs[b])) {
-                node->data   = NULL;
-                node->buffer = NULL;
-                break;
-            }
-        }
+    // the caller's assignments
+    for (int i = 0; i < sched->n_assigns; i++) {
+        sched_set(sched, sched->assigns[i].node, sched->assigns[i].id);
+    }
+    if (sched->failed) {
+        return false;
     }
 
     // pass 1: tensors placed in advance, and ops with weights
@@ -1588,11 +1803,22 @@ static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g
 
     // the graph to allocate: every split's input copies (depending on their source, so the
     // source stays alive until the copy), then the split's nodes
-    struct ggml_cgraph * gcopy = ggml_new_graph_custom(sched->ctx,
-        (size_t) graph->n_nodes + (size_t) sched->n_splits * GGML_X_SCHED_MAX_SPLIT_INPUTS, false);
-    if (gcopy == NULL) {
-        return false;
+    // (a node list of the scheduler's: the graph allocator reads nothing else)
+    const size_t gcopy_need = (size_t) graph->n_nodes + (size_t) sched->n_splits * GGML_X_SCHED_MAX_SPLIT_INPUTS;
+    if (sched->gcopy_cap < gcopy_need) {
+        struct ggml_tensor ** nodes = malloc(sizeof(nodes[0]) * gcopy_need);
+        if (nodes == NULL) {
+            bk_soft_error("ggml_backend_sched: out of memory");
+            return false;
+        }
+        free(sched->gcopy_nodes);
+        sched->gcopy_nodes = nodes;
+        sched->gcopy_cap   = gcopy_need;
     }
+    struct ggml_cgraph * gcopy = &sched->gcopy;
+    memset(gcopy, 0, sizeof(*gcopy));
+    gcopy->size  = (int) gcopy_need;
+    gcopy->nodes = sched->gcopy_nodes;
     for (int s = 0; s < sched->n_splits; s++) {
         struct sched_split * split = &sched->splits[s];
         split->graph = ggml_graph_view(graph, split->i_start, split->i_end);
@@ -1610,11 +1836,45 @@ static bool sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * g
     return !sched->failed;
 }
 
+// Prepares the compute of graph: reuses the plan of the last split when graph has the same key
+// (the common case of a graph computed again with new inputs), else splits it anew.
+static bool sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph * graph, bool allow_reuse) {
+    sched->is_reset = false;
+    sched->failed   = false;
+    sched->n_assigns_split = sched->n_assigns;
+    sched_forget_own_memory(sched, graph);
+    const bool keyed = sched_make_key(sched, graph);
+    if (allow_reuse && keyed && sched->plan_valid && sched->key_new_len == sched->key_len &&
+        memcmp(sched->key_new, sched->key, sizeof(uint64_t) * sched->key_len) == 0 && sched_copies_match(sched)) {
+        for (int s = 0; s < sched->n_splits; s++) {
+            struct sched_split * split = &sched->splits[s];
+            split->graph = ggml_graph_view(graph, split->i_start, split->i_end);
+        }
+        sched_repatch(sched);
+        sched->n_plans_reused++;
+        return true;
+    }
+    sched_clear_table(sched);
+    sched->n_splits_made++;
+    if (!sched_split_graph(sched, graph)) {
+        return false;
+    }
+    if (keyed) {
+        uint64_t * t   = sched->key;
+        sched->key     = sched->key_new;
+        sched->key_new = t;
+        sched->key_len = sched->key_new_len;
+        sched->plan_valid = true;
+    }
+    return true;
+}
+
 static bool sched_alloc_splits(ggml_backend_sched_t sched) {
     if (sched->graph == NULL) {
         return true;
     }
-    return ggml_x_gallocr_alloc_graph_n(sched->galloc, sched->graph, sched->hash_set, sched->node_talloc);
+    return ggml_x_gallocr_alloc_graph_n(sched->galloc, sched->graph, sched->hash_set, sched->node_talloc,
+                                        sched->used, sched->n_used);
 }
 
 static bool sched_compute_splits(ggml_backend_sched_t sched) {
@@ -1670,9 +1930,11 @@ ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_back
     sched->hash_set.keys = calloc(sched->hash_set.size, sizeof(sched->hash_set.keys[0]));
     sched->node_talloc   = calloc(sched->hash_set.size, sizeof(sched->node_talloc[0]));
     sched->node_copies   = calloc(sched->hash_set.size, sizeof(sched->node_copies[0]));
+    sched->used          = malloc(sizeof(sched->used[0]) * sched->hash_set.size);
     sched->galloc        = ggml_gallocr_new();
     sched->n_backends    = n_backends;
-    bool ok = sched->hash_set.keys != NULL && sched->node_talloc != NULL && sched->node_copies != NULL && sched->galloc != NULL;
+    bool ok = sched->hash_set.keys != NULL && sched->node_talloc != NULL && sched->node_copies != NULL &&
+              sched->used != NULL && sched->galloc != NULL;
     ggml_x_clear_error(); // a failing buffer type leaves its reason here
     for (int i = 0; ok && i < n_backends; i++) {
         sched->backends[i] = backends[i];
@@ -1705,6 +1967,11 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     free(sched->hash_set.keys);
     free(sched->node_talloc);
     free(sched->node_copies);
+    free(sched->used);
+    free(sched->gcopy_nodes);
+    free(sched->assigns);
+    free(sched->key);
+    free(sched->key_new);
     free(sched->patches);
     free(sched);
 }
@@ -1712,6 +1979,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
 // replaces every real allocator (and its buffer) with a measure allocator; an allocator that
 // cannot be replaced (out of memory) is kept
 static void sched_back_to_measure(ggml_backend_sched_t sched) {
+    sched->plan_valid = false; // the table points at the allocators
     for (int i = 0; i < sched->n_backends; i++) {
         if (!ggml_tallocr_is_measure(sched->tallocs[i])) {
             ggml_tallocr_t m = ggml_tallocr_new_measure_from_buft(sched->bufts[i]);
@@ -1732,8 +2000,9 @@ void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgr
     if (!sched->is_reset) {
         sched_reset(sched);
     }
-    bool ok = sched_split_graph(sched, measure_graph) && sched_alloc_splits(sched);
+    bool ok = sched_plan(sched, measure_graph, false) && sched_alloc_splits(sched);
     sched_restore(sched);
+    sched->plan_valid = false; // made with the measure allocators, which go now
     if (ok) {
         for (int i = 0; i < sched->n_backends; i++) {
             size_t size = ggml_tallocr_max_size(sched->tallocs[i]);
@@ -1785,8 +2054,11 @@ bool ggml_x_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_
     if (!sched->is_reset) {
         sched_reset(sched);
     }
-    bool ok = sched_split_graph(sched, graph) && sched_alloc_splits(sched) && sched_compute_splits(sched);
+    bool ok = sched_plan(sched, graph, true) && sched_alloc_splits(sched) && sched_compute_splits(sched);
     sched_restore(sched);
+    if (!ok) {
+        sched->plan_valid = false;
+    }
     return ok;
 }
 
@@ -1797,6 +2069,14 @@ void ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cg
 void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
     GGML_X_CHECK_VOID(NULL, sched != NULL, "ggml_backend_sched_reset: sched is NULL");
     sched_reset(sched);
+}
+
+int64_t ggml_x_backend_sched_n_splits_made(ggml_backend_sched_t sched) {
+    return sched != NULL ? sched->n_splits_made : 0;
+}
+
+int64_t ggml_x_backend_sched_n_plans_reused(ggml_backend_sched_t sched) {
+    return sched != NULL ? sched->n_plans_reused : 0;
 }
 
 int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) {
@@ -1821,13 +2101,34 @@ void ggml_backend_sched_set_node_backend(ggml_backend_sched_t sched, struct ggml
     GGML_X_CHECK_VOID(NULL, node != NULL, "ggml_backend_sched_set_node_backend: node is NULL");
     int id = sched_backend_id(sched, backend);
     GGML_X_CHECK_VOID(NULL, id >= 0, "ggml_backend_sched_set_node_backend: backend %s is not one of the scheduler's", ggml_backend_name(backend));
-    sched->failed = false;
-    sched_set(sched, node, id);
+    if (sched->n_assigns == sched->cap_assigns) {
+        int cap = sched->cap_assigns > 0 ? 2 * sched->cap_assigns : 64;
+        struct sched_assign * a = realloc(sched->assigns, sizeof(*a) * (size_t) cap);
+        if (a == NULL) {
+            bk_soft_error("ggml_backend_sched_set_node_backend: out of memory");
+            return;
+        }
+        sched->assigns     = a;
+        sched->cap_assigns = cap;
+    }
+    sched->assigns[sched->n_assigns++] = (struct sched_assign) { node, id };
 }
 
 ggml_backend_t ggml_backend_sched_get_node_backend(ggml_backend_sched_t sched, struct ggml_tensor * node) {
     GGML_X_CHECK_RET(NULL, sched != NULL, NULL, "ggml_backend_sched_get_node_backend: sched is NULL");
     GGML_X_CHECK_RET(NULL, node != NULL, NULL, "ggml_backend_sched_get_node_backend: node is NULL");
+    // an assignment made since the last reset (before a split) or since the last split (after
+    // one), the latest winning; else the last split's choice (which honours the assignments it
+    // saw, unless their backend rejected the node)
+    const int first = sched->is_reset ? 0 : sched->n_assigns_split;
+    for (int i = sched->n_assigns - 1; i >= first; i--) {
+        if (sched->assigns[i].node == node) {
+            return sched->backends[sched->assigns[i].id];
+        }
+    }
+    if (sched->is_reset) {
+        return NULL;
+    }
     size_t slot = ggml_x_alloc_hash_find(&sched->hash_set, node);
     if (slot == SIZE_MAX || sched->node_talloc[slot] == NULL) {
         return NULL;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // ---------------------------------------------------------------------------------------------
 // thread pool
@@ -359,6 +360,33 @@ static void test_engine_thread_reuse(void) {
     ggml_free(sg.ctx);
 }
 
+// idle workers spin briefly after a compute, then sleep: over an idle window the process uses
+// far less CPU time than one spinning worker would (the bound is loose: a loaded machine can
+// only lower the measured time)
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static void test_engine_idle_sleeps(void) {
+    struct small_graph sg = small_graph_new();
+    const size_t ws = ggml_x_cpu_graph_work_size(sg.g, 4);
+    void * work = ws > 0 ? malloc(ws) : NULL;
+    struct ggml_x_threadpool * pool = ggml_x_threadpool_new(4);
+    T_CHECK(ggml_x_cpu_graph_compute(pool, sg.g, 4, work, ws, NULL, NULL));
+    const double c0 = cpu_seconds();
+    struct timespec idle = { 0, 300 * 1000 * 1000 }; // 300 ms; three idle workers
+    nanosleep(&idle, NULL);
+    const double used = cpu_seconds() - c0;
+    T_CHECK_MSG(used < 0.1, "idle workers used %.3f s of CPU time in 0.3 s", used);
+    // and they wake for the next compute
+    T_CHECK(ggml_x_cpu_graph_compute(pool, sg.g, 4, work, ws, NULL, NULL));
+    ggml_x_threadpool_free(pool);
+    free(work);
+    ggml_free(sg.ctx);
+}
+
 // custom op that records which (ith, nth) ran it
 struct task_log {
     _Atomic int calls[8];
@@ -462,6 +490,73 @@ static void test_engine_abort(void) {
 
 static bool contains(const char * s, const char * part) {
     return s != NULL && strstr(s, part) != NULL;
+}
+
+// nodes that run on thread 0 alone (single-task custom nodes, small element-wise ops) mixed
+// with nodes that use every thread: the engine skips the barrier between two single-thread
+// nodes. Results match the one-thread run bit for bit; an abort at any poll stops the compute
+// after exactly the nodes before it, at every thread count, without a deadlock.
+static void test_engine_mixed_tasks(void) {
+    struct ggml_context * ctx = new_ctx(4);
+    struct ggml_tensor * xs = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 300);   // small: one thread
+    struct ggml_tensor * xb = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 9000);  // large: every thread
+    fill(xs, 5);
+    fill(xb, 6);
+    struct ggml_tensor * s = xs, * b = xb;
+    for (int i = 0; i < 12; i++) {
+        // patterns of small runs of 1-3 nodes between large nodes
+        for (int k = 0; k <= i % 3; k++) {
+            s = (i + k) % 2 ? ggml_mul(ctx, s, xs) : ggml_add(ctx, s, xs);
+        }
+        b = i % 2 ? ggml_add(ctx, b, xb) : ggml_mul(ctx, b, xb);
+    }
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, s);
+    ggml_build_forward_expand(g, b);
+    const size_t ws = ggml_x_cpu_graph_work_size(g, 4);
+    void * work = ws > 0 ? malloc(ws) : NULL;
+    struct ggml_x_threadpool * pool = ggml_x_threadpool_new(4);
+    T_CHECK(ggml_x_cpu_graph_compute(pool, g, 1, work, ws, NULL, NULL));
+    float * ref_s = malloc(ggml_nbytes(s));
+    float * ref_b = malloc(ggml_nbytes(b));
+    memcpy(ref_s, s->data, ggml_nbytes(s));
+    memcpy(ref_b, b->data, ggml_nbytes(b));
+    for (int rep = 0; rep < 30; rep++) {
+        const int n = 2 + rep % 3;
+        memset(s->data, 0, ggml_nbytes(s));
+        memset(b->data, 0, ggml_nbytes(b));
+        T_CHECK(ggml_x_cpu_graph_compute(pool, g, n, work, ws, NULL, NULL));
+        T_CHECK_MSG(memcmp(s->data, ref_s, ggml_nbytes(s)) == 0 && memcmp(b->data, ref_b, ggml_nbytes(b)) == 0,
+                    "%d threads differ from one", n);
+    }
+    free(ref_s);
+    free(ref_b);
+
+    // single-task and all-thread custom nodes in an irregular pattern; abort at every poll
+    struct abort_state st;
+    enum { N = 16 };
+    static const bool all[N] = { 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 1, 0 };
+    struct ggml_tensor * nodes[N];
+    struct ggml_tensor * cur = xs;
+    for (int i = 0; i < N; i++) {
+        cur = nodes[i] = custom1(ctx, cur, count_fun, all[i] ? GGML_N_TASKS_MAX : 1, &st);
+    }
+    struct ggml_cgraph hg = hand_graph(nodes, N);
+    for (int n = 1; n <= 4; n++) {
+        for (int stop = 1; stop <= N + 1; stop++) {
+            memset(&st, 0, sizeof(st));
+            st.stop_at = stop;
+            const bool ok = ggml_x_cpu_graph_compute(pool, &hg, n, work, ws, abort_cb, &st);
+            // polled before the first node and after every node but the last
+            const int want = stop <= N ? stop - 1 : N;
+            T_CHECK_MSG(ok == (stop > N), "n=%d stop=%d: ok %d", n, stop, ok);
+            T_CHECK_MSG(atomic_load(&st.executed) == want, "n=%d stop=%d: %d nodes ran, want %d", n, stop,
+                        atomic_load(&st.executed), want);
+        }
+    }
+    ggml_x_threadpool_free(pool);
+    free(work);
+    ggml_free(ctx);
 }
 
 static void test_engine_errors(void) {
@@ -657,8 +752,10 @@ int main(void) {
     T_RUN(test_nested_run);
     T_RUN(test_engine_deterministic);
     T_RUN(test_engine_thread_reuse);
+    T_RUN(test_engine_idle_sleeps);
     T_RUN(test_engine_n_tasks);
     T_RUN(test_engine_abort);
+    T_RUN(test_engine_mixed_tasks);
     T_RUN(test_engine_errors);
     T_RUN(test_engine_concurrent);
     T_RUN(test_engine_nested);

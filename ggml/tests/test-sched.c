@@ -632,6 +632,328 @@ static void test_sched_cache_update(void) {
     ggml_free(cctx);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// the plan cache: a graph computed again with the same structure reuses the last split; any
+// change to what the split depends on makes a new one
+
+// internal counters of the scheduler (ggml-backend.c)
+int64_t ggml_x_backend_sched_n_splits_made(ggml_backend_sched_t sched);
+int64_t ggml_x_backend_sched_n_plans_reused(ggml_backend_sched_t sched);
+
+struct plan_counts {
+    int64_t made;
+    int64_t reused;
+};
+
+static struct plan_counts plan_counts(ggml_backend_sched_t sched) {
+    struct plan_counts c = { ggml_x_backend_sched_n_splits_made(sched), ggml_x_backend_sched_n_plans_reused(sched) };
+    return c;
+}
+
+// checks that one compute since `before` made a new split (want_new) or reused the plan
+#define T_PLAN(sched, before, want_new, what) \
+    do { \
+        struct plan_counts pc_ = plan_counts(sched); \
+        T_CHECK_MSG(pc_.made - (before).made == ((want_new) ? 1 : 0) && pc_.reused - (before).reused == ((want_new) ? 0 : 1), \
+                    "%s: %lld new splits, %lld reuses (want a %s)", what, (long long) (pc_.made - (before).made), \
+                    (long long) (pc_.reused - (before).reused), (want_new) ? "new split" : "reuse"); \
+    } while (0)
+
+// assignments, supported ops and resets with one graph object
+static void test_sched_plan_cache_assign(void) {
+    struct weights wt, wc;
+    weights_init(&wt, testbackend_buffer_type(), mlp_ne, true, 7.0f);
+    weights_init(&wc, ggml_backend_cpu_buffer_type(), mlp_ne, true, 7.0f);
+    struct net n;
+    build_mlp(&n, &wt, &wt);
+    ggml_backend_sched_t sched = new_sched();
+    ggml_backend_buffer_t xbuf = NULL;
+    // measured with the relu on the CPU, so that both buffers have room for both layouts
+    ggml_backend_sched_set_node_backend(sched, n.act, cpu);
+    ggml_backend_sched_init_measure(sched, n.gf);
+
+    // 0: first compute; 1: again; 2: relu assigned to the CPU; 3: the same
+    // assignment again; 4: no assignment; 5: relu rejected by Test; 6: again; 7: accepted again;
+    // 8: again, without a reset in between
+    static const bool want_new[] = { true, false, true, false, true, true, false, true, false };
+    static const int want_splits[] = { 1, 1, 3, 3, 1, 3, 3, 1, 1 };
+    for (int step = 0; step < 9; step++) {
+        if (step != 8) {
+            ggml_backend_sched_reset(sched);
+        }
+        if (step == 2 || step == 3) {
+            ggml_backend_sched_set_node_backend(sched, n.act, cpu);
+        }
+        testbackend_reject_op(test, GGML_OP_UNARY, step == 5 || step == 6);
+        struct plan_counts before = plan_counts(sched);
+        float * x = make_input(N_IN * BATCH, 20.0f + (float) step);
+        float * got = sched_output(sched, &n, x, &xbuf);
+        char what[64];
+        snprintf(what, sizeof(what), "step %d", step);
+        if (step > 0) {
+            T_PLAN(sched, before, want_new[step], what);
+        }
+        T_CHECK_MSG(ggml_backend_sched_get_n_splits(sched) == want_splits[step], "step %d: %d splits, want %d", step,
+                    ggml_backend_sched_get_n_splits(sched), want_splits[step]);
+        T_CHECK_MSG(ggml_backend_sched_get_node_backend(sched, n.act) == (want_splits[step] == 3 ? cpu : test),
+                    "step %d: relu backend", step);
+        T_CHECK(n.gf->nodes[0]->src[1] == n.x); // the graph is as built
+        struct net ref;
+        build_mlp(&ref, &wc, &wc);
+        float * want = reference_output(&ref, x);
+        T_CHECK_MSG(memcmp(got, want, ggml_nbytes(n.out)) == 0, "step %d: results differ from the CPU-only run", step);
+        net_free(&ref);
+        free(want);
+        free(got);
+        free(x);
+    }
+    testbackend_reject_op(test, GGML_OP_UNARY, false);
+
+    // after a reset, an assignment is reported until the compute; the last split's choices
+    // are not
+    ggml_backend_sched_reset(sched);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == NULL);
+    ggml_backend_sched_set_node_backend(sched, n.act, cpu);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == cpu);
+    ggml_backend_sched_reset(sched);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == NULL);
+
+    // an assignment to a backend that rejects the node: after the compute, the backend the
+    // split chose is reported; an assignment after the compute is reported until the next one
+    testbackend_reject_op(test, GGML_OP_UNARY, true);
+    ggml_backend_sched_set_node_backend(sched, n.act, test);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == test);
+    float * x = make_input(N_IN * BATCH, 40.0f);
+    float * got = sched_output(sched, &n, x, &xbuf);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == cpu);
+    ggml_backend_sched_set_node_backend(sched, n.act, test);
+    T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == test);
+    testbackend_reject_op(test, GGML_OP_UNARY, false);
+    free(got);
+    free(x);
+
+    ggml_backend_sched_free(sched);
+    ggml_backend_buffer_free(xbuf);
+    net_free(&n);
+    weights_free(&wt);
+    weights_free(&wc);
+}
+
+// y = scale(op(scale(x, 2), x), s): variant 0: op add, s 0.5 (y = 1.5 x); 1: op sub (y = 0.5 x);
+// 2: s = 3 (y = 9 x); 3: like 0 with twice the elements
+static struct ggml_tensor * build_small(struct ggml_context * ctx, int variant, struct ggml_tensor ** x,
+                                        struct ggml_cgraph ** gf) {
+    *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, variant == 3 ? 16 : 8);
+    struct ggml_tensor * a = ggml_scale(ctx, *x, 2.0f);
+    struct ggml_tensor * b = variant == 1 ? ggml_sub(ctx, a, *x) : ggml_add(ctx, a, *x);
+    struct ggml_tensor * y = ggml_scale(ctx, b, variant == 2 ? 3.0f : 0.5f);
+    *gf = ggml_new_graph_custom(ctx, 64, false);
+    ggml_build_forward_expand(*gf, y);
+    return y;
+}
+
+static float small_factor(int variant) {
+    return variant == 1 ? 0.5f : variant == 2 ? 9.0f : 1.5f;
+}
+
+// computes gf with input x[i] = i + seed (x placed in xbuf) and checks y = factor * x
+static void small_check_mult(ggml_backend_sched_t sched, struct ggml_cgraph * gf, struct ggml_tensor * x,
+                             struct ggml_tensor * y, ggml_backend_buffer_t xbuf, float factor, float seed,
+                             const char * what) {
+    if (x->data == NULL) {
+        ggml_tallocr_t t = ggml_tallocr_new_from_buffer(xbuf);
+        ggml_tallocr_alloc(t, x);
+        ggml_tallocr_free(t);
+    }
+    float xv[16], yv[16];
+    const int n = (int) ggml_nelements(x);
+    for (int i = 0; i < n; i++) {
+        xv[i] = (float) i + seed;
+    }
+    ggml_backend_tensor_set(x, xv, 0, ggml_nbytes(x));
+    ggml_backend_sched_reset(sched);
+    T_CHECK_MSG(ggml_x_backend_sched_graph_compute(sched, gf), "%s: compute failed", what);
+    ggml_backend_tensor_get(y, yv, 0, ggml_nbytes(y));
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        bad += fabsf(yv[i] - factor * xv[i]) > 1e-5f * fabsf(xv[i]) + 1e-6f;
+    }
+    T_CHECK_MSG(bad == 0, "%s: %d wrong values (y[1] = %g, want %g)", what, bad, (double) yv[1], (double) (factor * xv[1]));
+}
+
+// computes gf with input x[i] = i + seed (x placed in xbuf) and checks y
+static void small_check(ggml_backend_sched_t sched, struct ggml_cgraph * gf, struct ggml_tensor * x,
+                        struct ggml_tensor * y, ggml_backend_buffer_t xbuf, int variant, float seed,
+                        const char * what) {
+    small_check_mult(sched, gf, x, y, xbuf, small_factor(variant), seed, what);
+}
+
+// measures sched with a graph larger than the small graphs and their growth, whose input is in
+// the scheduler's CPU buffer (room for inputs placed there later)
+static void measure_big(ggml_backend_sched_t sched) {
+    struct ggml_context * ctx = new_ctx(16);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 256);
+    struct ggml_tensor * cur = ggml_add(ctx, ggml_scale(ctx, x, 2.0f), x);
+    for (int i = 0; i < 4; i++) {
+        cur = ggml_scale(ctx, cur, 0.5f);
+    }
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, cur);
+    ggml_tallocr_alloc(ggml_backend_sched_get_tallocr(sched, cpu), x);
+    ggml_backend_sched_init_measure(sched, gf);
+    ggml_free(ctx);
+}
+
+// graphs rebuilt in the same memory (same tensor addresses) with a different op, op parameter or
+// shape; a graph object that grows; two graphs of the same size in turn
+static void test_sched_plan_cache_graph(void) {
+    ggml_backend_buffer_t xbuf = ggml_backend_alloc_buffer(cpu, 4096);
+    size_t mem_size = 32 * ggml_tensor_overhead() + ggml_graph_overhead();
+    void * mem = malloc(mem_size);
+    ggml_backend_sched_t sched = new_sched();
+    measure_big(sched);
+
+    // variant sequence: a change of variant must split anew, a repeat must reuse
+    static const int seq[] = { 0, 0, 1, 1, 0, 2, 2, 3, 3, 0 };
+    for (int k = 0; k < (int) (sizeof(seq) / sizeof(seq[0])); k++) {
+        struct ggml_init_params params = { mem_size, mem, true };
+        struct ggml_context * ctx = ggml_init(params);
+        struct ggml_tensor * x;
+        struct ggml_cgraph * gf;
+        struct ggml_tensor * y = build_small(ctx, seq[k], &x, &gf);
+        struct plan_counts before = plan_counts(sched);
+        char what[64];
+        snprintf(what, sizeof(what), "rebuilt graph %d (variant %d)", k, seq[k]);
+        small_check(sched, gf, x, y, xbuf, seq[k], (float) k, what);
+        if (k > 0) {
+            T_PLAN(sched, before, seq[k] != seq[k - 1], what);
+        }
+        ggml_free(ctx);
+    }
+    ggml_backend_sched_free(sched);
+
+    // a graph object that grows: one more node
+    sched = new_sched();
+    measure_big(sched);
+    struct ggml_context * ctx = new_ctx(32);
+    struct ggml_tensor * x;
+    struct ggml_cgraph * gf;
+    struct ggml_tensor * y = build_small(ctx, 0, &x, &gf);
+    small_check(sched, gf, x, y, xbuf, 0, 1.0f, "growing graph, first");
+    struct plan_counts before = plan_counts(sched);
+    small_check(sched, gf, x, y, xbuf, 0, 2.0f, "growing graph, again");
+    T_PLAN(sched, before, false, "growing graph, again");
+    struct ggml_tensor * y2 = ggml_scale(ctx, y, 2.0f);
+    ggml_build_forward_expand(gf, y2);
+    before = plan_counts(sched);
+    small_check_mult(sched, gf, x, y2, xbuf, 3.0f, 3.0f, "growing graph, grown");
+    T_PLAN(sched, before, true, "growing graph, grown");
+
+    // two graphs of the same size in turn (the second in its own context)
+    struct ggml_context * ctx2 = new_ctx(32);
+    struct ggml_tensor * x2;
+    struct ggml_cgraph * gf2;
+    struct ggml_tensor * z = build_small(ctx2, 1, &x2, &gf2);
+    struct ggml_cgraph * gf1 = ggml_new_graph_custom(ctx, 64, false);
+    ggml_build_forward_expand(gf1, y);
+    T_CHECK(gf1->n_nodes == gf2->n_nodes);
+    for (int k = 0; k < 4; k++) {
+        before = plan_counts(sched);
+        if (k % 2 == 0) {
+            small_check(sched, gf1, x, y, xbuf, 0, 4.0f + (float) k, "two graphs, first");
+        } else {
+            small_check(sched, gf2, x2, z, xbuf, 1, 4.0f + (float) k, "two graphs, second");
+        }
+        T_PLAN(sched, before, true, "two graphs in turn");
+    }
+
+    // inputs placed in the scheduler's own buffer after each reset, other tensors placed there
+    // first (the intermediate results must move)
+    before = plan_counts(sched);
+    for (int k = 0; k < 3; k++) {
+        ggml_backend_sched_reset(sched);
+        ggml_tallocr_t talloc = ggml_backend_sched_get_tallocr(sched, cpu);
+        struct ggml_tensor * pad = ggml_new_tensor_1d(ctx2, GGML_TYPE_F32, 8);
+        if (k > 0) {
+            ggml_tallocr_alloc(talloc, pad);
+        }
+        x2->data = NULL;
+        x2->buffer = NULL;
+        ggml_tallocr_alloc(talloc, x2);
+        float xv[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        for (int i = 0; i < 8; i++) {
+            xv[i] += (float) k;
+        }
+        ggml_backend_tensor_set(x2, xv, 0, sizeof(xv));
+        T_CHECK(ggml_x_backend_sched_graph_compute(sched, gf2));
+        float zv[8];
+        ggml_backend_tensor_get(z, zv, 0, sizeof(zv));
+        for (int i = 0; i < 8; i++) {
+            T_NEAR(zv[i], 0.5f * xv[i], 1e-6);
+        }
+        if (k > 0) {
+            float pv[8] = { 0 };
+            ggml_backend_tensor_get(pad, pv, 0, sizeof(pv));
+            (void) pv; // contents undefined; only the placement matters
+            T_CHECK(pad->data != NULL && x2->data != NULL && pad->data != x2->data);
+        }
+    }
+    struct plan_counts after = plan_counts(sched);
+    // first: x2 moved from the caller's buffer to the scheduler's (new key); then reused, with
+    // x2 at another offset
+    T_CHECK_MSG(after.made - before.made == 1 && after.reused - before.reused == 2, "own buffer inputs: %lld made, %lld reused",
+                (long long) (after.made - before.made), (long long) (after.reused - before.reused));
+
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx2);
+    ggml_free(ctx);
+    free(mem);
+    ggml_backend_buffer_free(xbuf);
+}
+
+// a Go-like life cycle at scale: a graph far smaller than the scheduler's size, computed many
+// times; the result stays right and the plan is reused
+static void test_sched_plan_cache_large(void) {
+    struct ggml_backend * backends[1] = { cpu };
+    ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 1, 8192);
+    ggml_backend_buffer_t xbuf = ggml_backend_alloc_buffer(cpu, 4096);
+    struct ggml_context * ctx = new_ctx(400);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    struct ggml_tensor * cur = x;
+    for (int i = 0; i < 300; i++) {
+        cur = ggml_add(ctx, cur, x);
+    }
+    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 4096, false);
+    ggml_build_forward_expand(gf, cur);
+    {
+        ggml_tallocr_t t = ggml_tallocr_new_from_buffer(xbuf);
+        ggml_tallocr_alloc(t, x);
+        ggml_tallocr_free(t);
+    }
+    struct plan_counts before = plan_counts(sched);
+    for (int k = 0; k < 5; k++) {
+        float xv[8], yv[8];
+        for (int i = 0; i < 8; i++) {
+            xv[i] = (float) (i + k);
+        }
+        ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+        ggml_backend_sched_reset(sched);
+        T_CHECK(ggml_x_backend_sched_graph_compute(sched, gf));
+        ggml_backend_tensor_get(cur, yv, 0, sizeof(yv));
+        for (int i = 0; i < 8; i++) {
+            T_NEAR(yv[i], 301.0f * xv[i], 1e-6);
+        }
+    }
+    struct plan_counts after = plan_counts(sched);
+    // the first compute measures (one split) and splits again; the other four reuse that plan
+    T_CHECK_MSG(after.made - before.made == 2 && after.reused - before.reused == 4, "%lld made, %lld reused",
+                (long long) (after.made - before.made), (long long) (after.reused - before.reused));
+    ggml_backend_sched_free(sched);
+    ggml_backend_buffer_free(xbuf);
+    ggml_free(ctx);
+}
+
 struct cmp_state {
     int calls;
     int stop_after;
@@ -718,6 +1040,9 @@ int main(void) {
     T_RUN(test_sched_limits);
     T_RUN(test_sched_measure_and_abort);
     T_RUN(test_compare_graph_backend);
+    T_RUN(test_sched_plan_cache_assign);
+    T_RUN(test_sched_plan_cache_graph);
+    T_RUN(test_sched_plan_cache_large);
 
     ggml_backend_free(test);
     ggml_backend_free(cpu);

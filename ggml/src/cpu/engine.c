@@ -2,7 +2,12 @@
 //
 // All threads of a compute walk the node list together. For each node that is not a view, the
 // kernel's n_tasks picks how many threads take part (nt); threads with ith >= nt skip the kernel.
-// After each node every thread meets at the graph barrier, so the next node sees complete inputs.
+// Between two nodes every thread meets at the graph barrier, so the next node sees complete
+// inputs, except between two nodes that both run on thread 0 alone (nt = 1): thread 0 sees its
+// own writes, and the other threads compute nothing until the next barrier. Small element-wise
+// nodes (at most ENGINE_SMALL_NODE elements) run on one thread, so a chain of them costs no
+// cross-thread synchronisation; a graph whose nodes all run on one thread does not wake the
+// workers at all. Every thread takes the same barriers (the choice depends on the nodes only).
 // Kernels that need phases synchronise their nt threads with ggml_cpu_barrier (a second barrier,
 // so threads that skipped the node and wait at the graph barrier never mix with them).
 
@@ -15,9 +20,48 @@
 // ---------------------------------------------------------------------------------------------
 // helpers
 
+// Elements up to which the cheap element-wise ops below run on one thread: splitting so little
+// work costs more in synchronisation (and, on a loaded machine, in waiting for a descheduled
+// thread) than it saves.
+#define ENGINE_SMALL_NODE 1024
+
+static bool ggml_x_engine_is_cheap_op(enum ggml_op op) {
+    switch (op) {
+        case GGML_OP_DUP:
+        case GGML_OP_ADD:
+        case GGML_OP_ADD1:
+        case GGML_OP_SUB:
+        case GGML_OP_MUL:
+        case GGML_OP_DIV:
+        case GGML_OP_SQR:
+        case GGML_OP_SQRT:
+        case GGML_OP_LOG:
+        case GGML_OP_SCALE:
+        case GGML_OP_SET:
+        case GGML_OP_CPY:
+        case GGML_OP_CONT:
+        case GGML_OP_GET_ROWS:
+        case GGML_OP_DIAG_MASK_INF:
+        case GGML_OP_DIAG_MASK_ZERO:
+        case GGML_OP_SOFT_MAX:
+        case GGML_OP_ROPE:
+        case GGML_OP_NORM:
+        case GGML_OP_RMS_NORM:
+        case GGML_OP_UNARY:
+        case GGML_OP_CLAMP:
+            return true;
+        default:
+            return false;
+    }
+}
+
 static int ggml_x_engine_n_tasks(const struct ggml_cpu_op * op, const struct ggml_tensor * node, int n_threads) {
-    if (op->n_tasks == NULL || n_threads <= 1) {
+    if (n_threads <= 1) {
         return n_threads;
+    }
+    if (op->n_tasks == NULL) {
+        const bool small = ggml_x_engine_is_cheap_op(node->op) && ggml_nelements(node) <= ENGINE_SMALL_NODE;
+        return small ? 1 : n_threads;
     }
     const int nt = op->n_tasks(node, n_threads);
     return nt < 1 ? 1 : (nt > n_threads ? n_threads : nt);
@@ -55,11 +99,13 @@ size_t ggml_x_cpu_graph_work_size(const struct ggml_cgraph * g, int n_threads) {
 }
 
 // Checks everything that would make a kernel fail or crash. Returns the index of the last node to
-// compute (-1: nothing to compute), or -2 after reporting an error.
+// compute (-1: nothing to compute), or -2 after reporting an error; *max_nt: the most threads a
+// node of g uses.
 static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct ggml_cgraph * g,
-                               int n_threads, const void * work, size_t work_size) {
+                               int n_threads, const void * work, size_t work_size, int * max_nt) {
     char shape[96];
     int last = -1;
+    *max_nt = 1;
     for (int i = 0; i < g->n_nodes; i++) {
         const struct ggml_tensor * node = g->nodes[i];
         if (node == NULL) {
@@ -106,6 +152,8 @@ static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct
                          work == NULL ? " (work_data is NULL)" : "");
             return -2;
         }
+        const int nt = ggml_x_engine_n_tasks(op, node, n_threads);
+        *max_nt = nt > *max_nt ? nt : *max_nt;
         last = i;
     }
     return last;
@@ -143,29 +191,45 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
         .barrier = &st->node_barrier,
     };
 
-    for (int i = 0; i <= last; i++) {
-        struct ggml_tensor * node = nodes[i];
-        if (ggml_cpu_node_is_noop(node)) {
-            continue;
-        }
-        const struct ggml_cpu_op * op = ggml_cpu_op_get(node->op);
-        const int nt = ggml_x_engine_n_tasks(op, node, nth);
-        if (ith < nt) {
+    // last is a node to compute (not a no-op), so every node before it has a next one
+    int i = 0;
+    while (ggml_cpu_node_is_noop(nodes[i])) {
+        i++;
+    }
+    const struct ggml_cpu_op * op = ggml_cpu_op_get(nodes[i]->op);
+    int nt = ggml_x_engine_n_tasks(op, nodes[i], nth);
+    bool stopped = false; // thread 0 only: the abort callback asked to stop
+    for (;;) {
+        if (ith < nt && !stopped) {
             cc.nth = nt;
-            op->forward(&cc, node);
+            op->forward(&cc, nodes[i]);
         }
         if (i == last) {
             break; // the pool waits for every thread anyway
         }
-        if (ith == 0 && st->abort_cb != NULL && st->abort_cb(st->abort_data)) {
+        int j = i + 1;
+        while (ggml_cpu_node_is_noop(nodes[j])) {
+            j++;
+        }
+        const struct ggml_cpu_op * op_j = ggml_cpu_op_get(nodes[j]->op);
+        const int nt_j = ggml_x_engine_n_tasks(op_j, nodes[j], nth);
+        if (ith == 0 && !stopped && st->abort_cb != NULL && st->abort_cb(st->abort_data)) {
+            // thread 0 computes nothing more; everyone leaves after the next barrier (or at
+            // the end, when there is none: the other threads compute nothing without one)
             atomic_store_explicit(&st->stop_after, i, memory_order_relaxed);
+            stopped = true;
         }
-        if (nth > 1) {
+        if (nth > 1 && (nt > 1 || nt_j > 1)) {
             ggml_x_barrier_wait(&st->graph_barrier, nth);
-        }
-        if (atomic_load_explicit(&st->stop_after, memory_order_relaxed) <= i) {
+            if (atomic_load_explicit(&st->stop_after, memory_order_relaxed) <= i) {
+                break;
+            }
+        } else if (stopped && nth == 1) {
             break;
         }
+        i = j;
+        op = op_j;
+        nt = nt_j;
     }
 }
 
@@ -185,7 +249,8 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
         ggml_x_error(err_ctx, "ggml_graph_compute: cgraph has %d nodes but no node array", g->n_nodes);
         return false;
     }
-    const int last = ggml_x_engine_check(err_ctx, g, n_threads, work, work_size);
+    int max_nt = 1;
+    const int last = ggml_x_engine_check(err_ctx, g, n_threads, work, work_size, &max_nt);
     if (last == -2) {
         return false;
     }
@@ -208,7 +273,9 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
     ggml_x_barrier_init(&st.graph_barrier);
     atomic_init(&st.stop_after, INT_MAX);
 
-    ggml_x_threadpool_run(pool, n_threads, ggml_x_compute_thread, &st);
+    // a graph whose nodes all run on one thread runs on the caller alone (the kernels see
+    // nth = 1 either way)
+    ggml_x_threadpool_run(pool, max_nt > 1 ? n_threads : 1, ggml_x_compute_thread, &st);
 
     ggml_x_barrier_destroy(&st.node_barrier);
     ggml_x_barrier_destroy(&st.graph_barrier);

@@ -25,7 +25,9 @@ static bool binary_supports(const struct ggml_tensor * dst) {
         return false;
     }
     for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (dst->ne[d] != src0->ne[d] || src1->ne[d] <= 0 || src0->ne[d] % src1->ne[d] != 0) {
+        // (the division only for a broadcast dimension: this runs for every node of every compute)
+        if (dst->ne[d] != src0->ne[d] || src1->ne[d] <= 0 ||
+            (src1->ne[d] != src0->ne[d] && src0->ne[d] % src1->ne[d] != 0)) {
             return false;
         }
     }
@@ -48,13 +50,30 @@ static size_t binary_work_size(const struct ggml_tensor * dst, int n_threads) {
     return rowconv_work_size(dst->src[0]->ne[0] + dst->src[1]->ne[0] + 16, n_threads);
 }
 
-// z[i] = x[i] (op) y[i]; z may alias x
+// Blocks of BINARY_BLK elements go through a local array: a loop of a constant count between
+// arrays that cannot alias is one the compiler vectorises at -O2 (a plain loop over z, x, y is
+// not: z may alias x, and -O2 does not version loops for aliasing), and the result is the same,
+// element by element.
+#define BINARY_BLK 16
+
+#define BINARY_LOOP(OP) \
+    do { \
+        int64_t i = 0; \
+        for (; i + BINARY_BLK <= n; i += BINARY_BLK) { \
+            float t[BINARY_BLK]; \
+            for (int k = 0; k < BINARY_BLK; k++) t[k] = x[i + k] OP y[i + k]; \
+            for (int k = 0; k < BINARY_BLK; k++) z[i + k] = t[k]; \
+        } \
+        for (; i < n; i++) z[i] = x[i] OP y[i]; \
+    } while (0)
+
+// z[i] = x[i] (op) y[i]; z may be x (the same array), no other overlap
 static inline void binary_vec(enum binary_kind kind, int64_t n, float * z, const float * x, const float * y) {
     switch (kind) {
-        case BIN_ADD: for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; break;
-        case BIN_SUB: for (int64_t i = 0; i < n; i++) z[i] = x[i] - y[i]; break;
-        case BIN_MUL: for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i]; break;
-        case BIN_DIV: for (int64_t i = 0; i < n; i++) z[i] = x[i] / y[i]; break;
+        case BIN_ADD: BINARY_LOOP(+); break;
+        case BIN_SUB: BINARY_LOOP(-); break;
+        case BIN_MUL: BINARY_LOOP(*); break;
+        case BIN_DIV: BINARY_LOOP(/); break;
     }
 }
 
