@@ -13,30 +13,7 @@ func (t *Tokenizer) bpe(text string, out []int32, st *state) []int32 {
 }
 
 func (t *Tokenizer) bpeWord(word string, out []int32, st *state) []int32 {
-	st.syms = splitSymbols(word, st.syms)
-	syms := st.syms
-	q := &st.queue
-	q.reset()
-	for i := 1; i < len(syms); i++ {
-		t.queueBPE(word, syms, int32(i-1), int32(i), q)
-	}
-	for {
-		p, ok := q.pop()
-		if !ok {
-			break
-		}
-		if !merge(syms, p) {
-			continue
-		}
-		left := p.left()
-		l := &syms[left]
-		if l.prev >= 0 {
-			t.queueBPE(word, syms, l.prev, left, q)
-		}
-		if l.next >= 0 {
-			t.queueBPE(word, syms, left, l.next, q)
-		}
-	}
+	syms := mergeSymbols(word, st, t.queueBPE)
 	for i := int32(0); len(syms) > 0 && i >= 0; i = syms[i].next {
 		s := syms[i]
 		piece := word[s.start : s.start+s.n]

@@ -128,3 +128,34 @@ func merge(syms []symbol, p pair) bool {
 	}
 	return true
 }
+
+// mergeSymbols splits text into symbols (st.syms) and merges adjacent ones, best pair first,
+// until no queued pair is left. queue decides whether a pair (left, right) is a candidate and
+// pushes it with its priority: the SPM and BPE tokenizers differ only there. The surviving
+// symbols form a linked list from index 0 (next < 0 ends it).
+func mergeSymbols(text string, st *state, queue func(text string, syms []symbol, left, right int32, q *pairQueue)) []symbol {
+	st.syms = splitSymbols(text, st.syms)
+	syms := st.syms
+	q := &st.queue
+	q.reset()
+	for i := 1; i < len(syms); i++ {
+		queue(text, syms, int32(i-1), int32(i), q)
+	}
+	for {
+		p, ok := q.pop()
+		if !ok {
+			return syms
+		}
+		if !merge(syms, p) {
+			continue
+		}
+		left := p.left()
+		l := &syms[left]
+		if l.prev >= 0 {
+			queue(text, syms, l.prev, left, q)
+		}
+		if l.next >= 0 {
+			queue(text, syms, left, l.next, q)
+		}
+	}
+}

@@ -17,30 +17,7 @@ type state struct {
 // symbols whose concatenation is a token are merged, highest score first (ties: leftmost);
 // each final symbol is its token, or byte tokens for a character the vocabulary lacks.
 func (t *Tokenizer) spm(text string, out []int32, st *state) []int32 {
-	st.syms = splitSymbols(text, st.syms)
-	syms := st.syms
-	q := &st.queue
-	q.reset()
-	for i := 1; i < len(syms); i++ {
-		t.queueSPM(text, syms, int32(i-1), int32(i), q)
-	}
-	for {
-		p, ok := q.pop()
-		if !ok {
-			break
-		}
-		if !merge(syms, p) {
-			continue
-		}
-		left := p.left()
-		l := &syms[left]
-		if l.prev >= 0 {
-			t.queueSPM(text, syms, l.prev, left, q)
-		}
-		if l.next >= 0 {
-			t.queueSPM(text, syms, left, l.next, q)
-		}
-	}
+	syms := mergeSymbols(text, st, t.queueSPM)
 	for i := int32(0); len(syms) > 0 && i >= 0; i = syms[i].next {
 		s := syms[i]
 		piece := text[s.start : s.start+s.n]
