@@ -1,7 +1,9 @@
 // quants-avx512.c - AVX-512 (F/BW/VL/DQ) variants, and the AVX-512 VNNI dot products.
 // The activation quantizers q8_0 / q8_K produce the same bytes as the scalar ones; the
 // 32-element dot products handle two blocks per 512-bit vector. The k-quant dot products of
-// the plain AVX-512 level are the AVX2 ones (quants-avx2.c); the VNNI level has its own.
+// the plain AVX-512 level are the AVX2 ones (quants-avx2.c and its family files); the VNNI
+// level has its own: Q4_K and Q6_K here, Q4_1 / Q5_0 / Q5_1 in quants-q32-avx512.c, Q2_K /
+// Q3_K / Q5_K in quants-kq-avx512.c.
 
 #if defined(__x86_64__)
 
@@ -255,6 +257,8 @@ void ggml_x_quant_kernels_avx512_vnni(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_vnni;
     k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_vnni;
     k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_vnni;
+    ggml_x_quant_kernels_q32_vnni(k);
+    ggml_x_quant_kernels_kq_vnni(k);
 }
 
 #endif // __x86_64__
