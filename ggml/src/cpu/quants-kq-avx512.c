@@ -1,6 +1,7 @@
-// quants-kq-avx512.c - AVX-512 VNNI dot products of the k-quants Q2_K, Q3_K and Q5_K with Q8_K
-// activations (the scalar definitions are in ggml-quants.c; the AVX2 ones, which the plain
-// AVX-512 level keeps, in quants-kq-avx2.c). Only called after run-time detection.
+// quants-kq-avx512.c - AVX-512 VNNI dot products of the k-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)
+// with Q8_K activations (the scalar definitions are in ggml-quants.c; the AVX2 ones, which the
+// plain AVX-512 level keeps, in quants-avx2.c and quants-kq-avx2.c). Only called after run-time
+// detection.
 //
 // One 512-bit vector covers 64 consecutive elements, so the activation bytes are read straight
 // from the Q8_K block: the weight bytes that hold those elements are broadcast to both 256-bit
@@ -147,16 +148,22 @@ GGML_X_VNNI_INLINE __m128i kq5_k4_scales_mins(const uint8_t * q) {
     return _mm_setr_epi32((int) sc03, (int) sc47, (int) mn03, (int) mn47);
 }
 
-GGML_X_VNNI static void ggml_x_vec_dot_q5_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    const block_q5_K * x = (const block_q5_K *) vx;
-    const block_q8_K * y = (const block_q8_K *) vy;
+// Q4_K and Q5_K: element 64c + l is the low nibble of qs[32c + l], element 64c + 32 + l the high
+// nibble; Q5_K adds bit 2c (resp. 2c + 1) of qh[l] as bit 4. 8 sub-blocks of 32 with 6-bit
+// scales and mins
+GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q4_K * x4, const block_q5_K * x5,
+                                   const block_q8_K * y) {
     const int nb = n / QK_K;
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i sixteen = _mm512_set1_epi8(16);
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ib++) {
-        const __m128i sm = kq5_k4_scales_mins(x[ib].scales);
+        const uint8_t * scales = x5 ? x5[ib].scales : x4[ib].scales;
+        const uint8_t * qs = x5 ? x5[ib].qs : x4[ib].qs;
+        const ggml_fp16_t d = x5 ? x5[ib].d : x4[ib].d;
+        const ggml_fp16_t dmin = x5 ? x5[ib].dmin : x4[ib].dmin;
+        const __m128i sm = kq5_k4_scales_mins(scales);
         // vector c = sub-blocks 2c (lanes 0, 1) and 2c + 1 (lanes 2, 3): lanes 0, 1 hold the even
         // scales, lanes 2, 3 the odd ones, as int16
         const __m128i evod = _mm_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -165,24 +172,76 @@ GGML_X_VNNI static void ggml_x_vec_dot_q5_K_q8_K_vnni(int n, float * GGML_RESTRI
         const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         const __m256i mn2 = _mm256_setr_m128i(_mm_unpacklo_epi16(mn, mn), _mm_unpackhi_epi16(mn, mn));
         const __m256i summ = _mm256_madd_epi16(mn2, _mm256_loadu_si256((const __m256i *) y[ib].bsums));
-        const __m512i hb = kq5_bcast32(x[ib].qh);
         const int8_t * qy = y[ib].qs;
         __m512i sumi = _mm512_setzero_si512();
-        for (int c = 0; c < 4; c++) {
-            const __m512i q = _mm512_and_si512(kq5_shift2(kq5_bcast32(x[ib].qs + 32 * c), 0, 4), m4);
-            sumi = kq5_dot64(sumi, kq5_add_bits(q, hb, 2 * c, 2 * c + 1, sixteen), qy + 64 * c, kq5_lane_scale(t16, c));
+        if (x5) {
+            const __m512i hb = kq5_bcast32(x5[ib].qh);
+            for (int c = 0; c < 4; c++) {
+                const __m512i q = _mm512_and_si512(kq5_shift2(kq5_bcast32(qs + 32 * c), 0, 4), m4);
+                sumi = kq5_dot64(sumi, kq5_add_bits(q, hb, 2 * c, 2 * c + 1, sixteen), qy + 64 * c, kq5_lane_scale(t16, c));
+            }
+        } else {
+            for (int c = 0; c < 4; c++) {
+                const __m512i q = _mm512_and_si512(kq5_shift2(kq5_bcast32(qs + 32 * c), 0, 4), m4);
+                sumi = kq5_dot64(sumi, q, qy + 64 * c, kq5_lane_scale(t16, c));
+            }
         }
         const float dy = y[ib].d;
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * GGML_FP16_TO_FP32(x[ib].d)), _mm512_cvtepi32_ps(sumi), acc);
-        accm = _mm256_fmadd_ps(_mm256_set1_ps(-dy * GGML_FP16_TO_FP32(x[ib].dmin)), _mm256_cvtepi32_ps(summ), accm);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * GGML_FP16_TO_FP32(d)), _mm512_cvtepi32_ps(sumi), acc);
+        accm = _mm256_fmadd_ps(_mm256_set1_ps(-dy * GGML_FP16_TO_FP32(dmin)), _mm256_cvtepi32_ps(summ), accm);
     }
     *s = _mm512_reduce_add_ps(_mm512_add_ps(acc, _mm512_zextps256_ps512(accm)));
+}
+
+GGML_X_VNNI static void ggml_x_vec_dot_q4_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
+    kq5_dot_k4(n, s, (const block_q4_K *) vx, NULL, (const block_q8_K *) vy);
+}
+
+GGML_X_VNNI static void ggml_x_vec_dot_q5_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
+    kq5_dot_k4(n, s, NULL, (const block_q5_K *) vx, (const block_q8_K *) vy);
+}
+
+// Q6_K: element 128h + 64t + 32u + l has the low 4 bits in ql[64h + 32u + l] (low nibble for
+// t = 0, high for t = 1) and bits 4..5 from bits 2(2t + u) of qh[32h + l]; value = level - 32
+GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
+    const block_q6_K * x = (const block_q6_K *) vx;
+    const block_q8_K * y = (const block_q8_K *) vy;
+    const int nb = n / QK_K;
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i m2 = _mm512_set1_epi8(0x30);
+    __m512 acc = _mm512_setzero_ps();
+    for (int ib = 0; ib < nb; ib++) {
+        const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
+        const __m512i t16 = kq5_scales16(sc, 1);
+        // levels are value + 32: start from -32 * sum of scale x sub-block activation sum
+        const __m256i bs = _mm256_loadu_si256((const __m256i *) y[ib].bsums);
+        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bs), 5);
+        __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), corr));
+        const int8_t * qy = y[ib].qs;
+        for (int h = 0; h < 2; h++) {
+            const __m512i lo = _mm512_loadu_si512((const void *) (x[ib].ql + 64 * h));
+            const __m512i hb = kq5_bcast32(x[ib].qh + 32 * h);
+            // t = 0: bits 0..1 (low half) / 2..3 (high half) of qh up to bits 4..5
+            const __m512i sh0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+            const __m512i h0 = _mm512_and_si512(_mm512_sllv_epi16(hb, sh0), m2);
+            // t = 1: bits 4..5 / 6..7
+            const __m512i h1 = _mm512_and_si512(kq5_shift2(hb, 0, 2), m2);
+            const __m512i q0 = _mm512_ternarylogic_epi32(lo, m4, h0, 0xEA);                          // (lo & m4) | h0
+            const __m512i q1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(lo, 4), m4, h1, 0xEA);
+            sumi = kq5_dot64(sumi, q0, qy + 128 * h, kq5_lane_scale(t16, 2 * h));
+            sumi = kq5_dot64(sumi, q1, qy + 128 * h + 64, kq5_lane_scale(t16, 2 * h + 1));
+        }
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(y[ib].d * GGML_FP16_TO_FP32(x[ib].d)), _mm512_cvtepi32_ps(sumi), acc);
+    }
+    *s = _mm512_reduce_add_ps(acc);
 }
 
 void ggml_x_quant_kernels_kq_vnni(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q2_K_q8_K = ggml_x_vec_dot_q2_K_q8_K_vnni;
     k->vec_dot_q3_K_q8_K = ggml_x_vec_dot_q3_K_q8_K_vnni;
+    k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_vnni;
     k->vec_dot_q5_K_q8_K = ggml_x_vec_dot_q5_K_q8_K_vnni;
+    k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_vnni;
 }
 
 #endif // __x86_64__
