@@ -49,6 +49,8 @@ void ggml_x_quant_kernels_q32_avx2(struct ggml_x_quant_kernels * k); // cpu/quan
 void ggml_x_quant_kernels_kq_avx2(struct ggml_x_quant_kernels * k);  // cpu/quants-kq-avx2.c
 void ggml_x_quant_kernels_q32_vnni(struct ggml_x_quant_kernels * k); // cpu/quants-q32-avx512.c
 void ggml_x_quant_kernels_kq_vnni(struct ggml_x_quant_kernels * k);  // cpu/quants-kq-avx512.c
+void ggml_x_quant_kernels_more_neon(struct ggml_x_quant_kernels * k);         // cpu/quants-more-neon.c
+void ggml_x_quant_kernels_more_neon_dotprod(struct ggml_x_quant_kernels * k); // cpu/quants-more-neon.c
 
 // scalar fp16 row conversions (cpu/convert.c; bit-exact, round to nearest even)
 void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
