@@ -6,7 +6,7 @@
 #                   tests, go test ./...  (.ci/run adds the checks that need more: HBM/memkind,
 #                   valgrind, clang, qemu, CUDA, the consumer-module checks)
 #   make test-c     build and run every ggml/tests/test-*.c against build/libggml.a
-#   make bench      bench-c and bench-decode (below), then the Go benchmarks (tests/bench_test.go)
+#   make bench      bench-c, bench-decode and bench-matvec (below), then the Go benchmarks (tests/bench_test.go)
 #                   -> build/bench/go.txt + medians
 #   make fmt        format the Go sources (make fmt-check only lists unformatted files)
 #   make test-consumer  a throw-away consumer module built through a read-only module cache,
@@ -197,6 +197,19 @@ bench-decode: $(BUILD)/bin/bench-decode
 	./$(BUILD)/bin/bench-decode $(BENCH_DECODE_ARGS)
 
 bench: bench-decode
+
+# matrix-vector speed of every weight type (build/bench-matvec.c) as a share of the read bandwidth
+# measured in the same run, at 1 and 2 threads with cold weights; BENCH_MATVEC_ARGS passes e.g.
+# "threads=2 reps=9 types=q4_0,q5_K cols=4".
+.PHONY: bench-matvec
+$(BUILD)/bin/bench-matvec: build/bench-matvec.c $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-matvec: $(BUILD)/bin/bench-matvec
+	./$(BUILD)/bin/bench-matvec $(BENCH_MATVEC_ARGS)
+
+bench: bench-matvec
 
 # ---------------------------------------------------------------------------------------------
 # GGML_MULTIPLATFORM and HBM builds (separate build directories; the ordinary rules with the

@@ -1173,23 +1173,23 @@ void ggml_x_quants_fill_traits(ggml_type_traits_t traits[GGML_TYPE_COUNT]) {
         ggml_x_set_kernels(&traits[GGML_TYPE_Q4_0], ggml_x_dequantize_row_q4_0, ggml_x_quantize_row_q4_0_ref,
                            ggml_x_quantize_row_q4_0_ref, kq->vec_dot_q4_0_q8_0);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q4_1], ggml_x_dequantize_row_q4_1, ggml_x_quantize_row_q4_1_ref,
-                           ggml_x_quantize_row_q4_1_ref, ggml_x_vec_dot_q4_1_q8_1_ref);
+                           ggml_x_quantize_row_q4_1_ref, kq->vec_dot_q4_1_q8_1);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q5_0], ggml_x_dequantize_row_q5_0, ggml_x_quantize_row_q5_0_ref,
-                           ggml_x_quantize_row_q5_0_ref, ggml_x_vec_dot_q5_0_q8_0_ref);
+                           ggml_x_quantize_row_q5_0_ref, kq->vec_dot_q5_0_q8_0);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q5_1], ggml_x_dequantize_row_q5_1, ggml_x_quantize_row_q5_1_ref,
-                           ggml_x_quantize_row_q5_1_ref, ggml_x_vec_dot_q5_1_q8_1_ref);
+                           ggml_x_quantize_row_q5_1_ref, kq->vec_dot_q5_1_q8_1);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q8_0], ggml_x_dequantize_row_q8_0, kq->quantize_row_q8_0,
                            ggml_x_quantize_row_q8_0_ref, kq->vec_dot_q8_0_q8_0);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q8_1], ggml_x_dequantize_row_q8_1, ggml_x_quantize_row_q8_1_ref,
                            ggml_x_quantize_row_q8_1_ref, NULL);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q2_K], ggml_x_dequantize_row_q2_K, ggml_x_quantize_row_q2_K_ref,
-                           ggml_x_quantize_row_q2_K_ref, ggml_x_vec_dot_q2_K_q8_K_ref);
+                           ggml_x_quantize_row_q2_K_ref, kq->vec_dot_q2_K_q8_K);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q3_K], ggml_x_dequantize_row_q3_K, ggml_x_quantize_row_q3_K_ref,
-                           ggml_x_quantize_row_q3_K_ref, ggml_x_vec_dot_q3_K_q8_K_ref);
+                           ggml_x_quantize_row_q3_K_ref, kq->vec_dot_q3_K_q8_K);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q4_K], ggml_x_dequantize_row_q4_K, ggml_x_quantize_row_q4_K_ref,
                            ggml_x_quantize_row_q4_K_ref, kq->vec_dot_q4_K_q8_K);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q5_K], ggml_x_dequantize_row_q5_K, ggml_x_quantize_row_q5_K_ref,
-                           ggml_x_quantize_row_q5_K_ref, ggml_x_vec_dot_q5_K_q8_K_ref);
+                           ggml_x_quantize_row_q5_K_ref, kq->vec_dot_q5_K_q8_K);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q6_K], ggml_x_dequantize_row_q6_K, ggml_x_quantize_row_q6_K_ref,
                            ggml_x_quantize_row_q6_K_ref, kq->vec_dot_q6_K_q8_K);
         ggml_x_set_kernels(&traits[GGML_TYPE_Q8_K], ggml_x_dequantize_row_q8_K, kq->quantize_row_q8_K,

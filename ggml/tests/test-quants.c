@@ -9,6 +9,7 @@
 #include "cpu/quants-simd.h"
 #include "testing.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -305,6 +306,159 @@ static void test_simd_levels(void) {
     free(x); free(y); free(a); free(b); free(qx); free(qy);
 }
 
+// Every dot product of every SIMD level against the scalar one, on data the quantizers do not
+// produce as well as data they do: lengths of 1..many blocks, random bytes, all levels at their
+// minimum or maximum (with the largest sub-block scales), activations at +-127. Tolerance:
+// relative to the sum of |x_i * y_i| of the dequantized operands (the float sums are ordered
+// differently; the integer parts are exact).
+struct dot_case {
+    const char *   what;
+    enum ggml_type tx, ty;
+    size_t         kernel;      // offsetof(struct ggml_x_quant_kernels, ...)
+    int            f16_off[2];  // byte offsets of the block's fp16 fields (d, m / dmin; -1: none)
+};
+
+static const struct dot_case dot_cases[] = {
+    { "q4_0.q8_0", GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, offsetof(struct ggml_x_quant_kernels, vec_dot_q4_0_q8_0), { 0, -1 } },
+    { "q4_1.q8_1", GGML_TYPE_Q4_1, GGML_TYPE_Q8_1, offsetof(struct ggml_x_quant_kernels, vec_dot_q4_1_q8_1), { 0, 2 } },
+    { "q5_0.q8_0", GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, offsetof(struct ggml_x_quant_kernels, vec_dot_q5_0_q8_0), { 0, -1 } },
+    { "q5_1.q8_1", GGML_TYPE_Q5_1, GGML_TYPE_Q8_1, offsetof(struct ggml_x_quant_kernels, vec_dot_q5_1_q8_1), { 0, 2 } },
+    { "q8_0.q8_0", GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, offsetof(struct ggml_x_quant_kernels, vec_dot_q8_0_q8_0), { 0, -1 } },
+    { "q2_K.q8_K", GGML_TYPE_Q2_K, GGML_TYPE_Q8_K, offsetof(struct ggml_x_quant_kernels, vec_dot_q2_K_q8_K),
+      { offsetof(block_q2_K, d), offsetof(block_q2_K, dmin) } },
+    { "q3_K.q8_K", GGML_TYPE_Q3_K, GGML_TYPE_Q8_K, offsetof(struct ggml_x_quant_kernels, vec_dot_q3_K_q8_K),
+      { offsetof(block_q3_K, d), -1 } },
+    { "q4_K.q8_K", GGML_TYPE_Q4_K, GGML_TYPE_Q8_K, offsetof(struct ggml_x_quant_kernels, vec_dot_q4_K_q8_K),
+      { offsetof(block_q4_K, d), offsetof(block_q4_K, dmin) } },
+    { "q5_K.q8_K", GGML_TYPE_Q5_K, GGML_TYPE_Q8_K, offsetof(struct ggml_x_quant_kernels, vec_dot_q5_K_q8_K),
+      { offsetof(block_q5_K, d), offsetof(block_q5_K, dmin) } },
+    { "q6_K.q8_K", GGML_TYPE_Q6_K, GGML_TYPE_Q8_K, offsetof(struct ggml_x_quant_kernels, vec_dot_q6_K_q8_K),
+      { offsetof(block_q6_K, d), -1 } },
+};
+
+static ggml_vec_dot_t dot_kernel(const struct ggml_x_quant_kernels * k, size_t off) {
+    ggml_vec_dot_t f;
+    memcpy(&f, (const char *) k + off, sizeof(f));
+    return f;
+}
+
+// weights: 0 quantized random values, 1 random bytes, 2 all bytes 0xff, 3 all bytes 0; the fp16
+// fields then get finite values (random, or fixed for the constant modes)
+static void make_weights(const struct dot_case * c, int mode, const float * x, uint8_t * q, int n) {
+    const size_t bs = ggml_type_size(c->tx);
+    const size_t nblk = (size_t) (n / ggml_blck_size(c->tx));
+    if (mode == 0) {
+        ggml_internal_get_type_traits(c->tx).from_float_reference(x, q, n);
+        return;
+    }
+    for (size_t i = 0; i < nblk * bs; i++) {
+        q[i] = mode == 1 ? (uint8_t) rng_next() : mode == 2 ? 0xff : 0x00;
+    }
+    for (size_t b = 0; b < nblk; b++) {
+        for (int f = 0; f < 2; f++) {
+            if (c->f16_off[f] < 0) {
+                continue;
+            }
+            const float v = mode == 1 ? 2.0f * rng_float() : mode == 2 ? (f ? -3.0f : 1.5f) : (f ? 2.0f : -0.75f);
+            const ggml_fp16_t h = ggml_fp32_to_fp16(v);
+            memcpy(q + b * bs + (size_t) c->f16_off[f], &h, sizeof(h));
+        }
+    }
+}
+
+// activations: 0 quantized random values, 1 random levels in [-127, 127], 2 all +127,
+// 3 alternating -127 / +127; scale and sums consistent with the levels
+static void make_acts(enum ggml_type ty, int mode, const float * y, uint8_t * q, int n) {
+    if (mode == 0) {
+        ggml_internal_get_type_traits(ty).from_float_reference(y, q, n);
+        return;
+    }
+    const int qk = ggml_blck_size(ty);
+    for (int b = 0; b < n / qk; b++) {
+        int8_t lv[QK_K];
+        for (int i = 0; i < qk; i++) {
+            lv[i] = (int8_t) (mode == 1 ? (int) (rng_next() % 255) - 127 : mode == 2 ? 127 : (i & 1 ? 127 : -127));
+        }
+        const float d = mode == 1 ? 0.01f * (1.0f + rng_float()) : 0.0078125f;
+        if (ty == GGML_TYPE_Q8_0) {
+            block_q8_0 * blk = (block_q8_0 *) q + b;
+            blk->d = ggml_fp32_to_fp16(d);
+            memcpy(blk->qs, lv, QK8_0);
+        } else if (ty == GGML_TYPE_Q8_1) {
+            block_q8_1 * blk = (block_q8_1 *) q + b;
+            int sum = 0;
+            for (int i = 0; i < QK8_1; i++) {
+                sum += lv[i];
+            }
+            blk->d = d;
+            blk->s = d * (float) sum;
+            memcpy(blk->qs, lv, QK8_1);
+        } else {
+            block_q8_K * blk = (block_q8_K *) q + b;
+            blk->d = d;
+            memcpy(blk->qs, lv, QK_K);
+            for (int g = 0; g < QK_K / 16; g++) {
+                int sum = 0;
+                for (int i = 0; i < 16; i++) {
+                    sum += lv[16 * g + i];
+                }
+                blk->bsums[g] = (int16_t) sum;
+            }
+        }
+    }
+}
+
+static void test_simd_dots_every_type(void) {
+    const int nmax = 17 * QK_K;
+    float * x = malloc(sizeof(float) * nmax);
+    float * y = malloc(sizeof(float) * nmax);
+    float * xd = malloc(sizeof(float) * nmax);
+    float * yd = malloc(sizeof(float) * nmax);
+    uint8_t * qx = malloc((size_t) nmax * 2);
+    uint8_t * qy = malloc((size_t) nmax * 2);
+    struct ggml_x_quant_kernels ref, k;
+    ggml_x_quant_kernels_for_level(GGML_X_CPU_SCALAR, &ref);
+    const int mult[] = { 1, 2, 3, 5, 16, 17 };
+    int checked = 0;
+    for (int lv = 1; lv < GGML_X_CPU_LEVEL_COUNT; lv++) {
+        if (!ggml_x_cpu_level_supported((enum ggml_x_cpu_level) lv)) {
+            continue;
+        }
+        T_CHECK(ggml_x_quant_kernels_for_level((enum ggml_x_cpu_level) lv, &k));
+        const char * name = ggml_x_cpu_level_name((enum ggml_x_cpu_level) lv);
+        for (size_t ci = 0; ci < sizeof(dot_cases) / sizeof(dot_cases[0]); ci++) {
+            const struct dot_case * c = &dot_cases[ci];
+            const ggml_vec_dot_t fr = dot_kernel(&ref, c->kernel), fv = dot_kernel(&k, c->kernel);
+            const int blk = ggml_blck_size(c->tx);
+            for (size_t mi = 0; mi < sizeof(mult) / sizeof(mult[0]); mi++) {
+                const int n = mult[mi] * blk;
+                for (int xm = 0; xm < 4; xm++) {
+                    for (int ym = 0; ym < 4; ym++) {
+                        fill_random(x, n);
+                        fill_random(y, n);
+                        make_weights(c, xm, x, qx, n);
+                        make_acts(c->ty, ym, y, qy, n);
+                        ggml_internal_get_type_traits(c->tx).to_float(qx, xd, n);
+                        ggml_internal_get_type_traits(c->ty).to_float(qy, yd, n);
+                        double mag = 0.0;
+                        for (int i = 0; i < n; i++) {
+                            mag += fabs((double) xd[i] * yd[i]);
+                        }
+                        float sr = 0.0f, sv = 0.0f;
+                        fr(n, &sr, qx, qy);
+                        fv(n, &sv, qx, qy);
+                        T_CHECK_MSG(fabs((double) sr - sv) <= 1e-5 * mag + 1e-30, "%s %s n=%d weights %d acts %d: %.9g vs scalar %.9g (sum |terms| %.6g)",
+                                    name, c->what, n, xm, ym, sv, sr, mag);
+                        checked++;
+                    }
+                }
+            }
+        }
+    }
+    printf("  %d level x type x length x data cases\n", checked);
+    free(x); free(y); free(xd); free(yd); free(qx); free(qy);
+}
+
 static void test_cpu_features(void) {
     const struct ggml_x_cpu_features * f = ggml_x_cpu_features();
     printf("  avx %d avx2 %d fma %d f16c %d avx512 %d vnni %d avx_vnni %d neon %d dotprod %d\n",
@@ -325,5 +479,6 @@ int main(void) {
     T_RUN(test_vec_dot_vs_dequant);
     T_RUN(test_quantize_chunk);
     T_RUN(test_simd_levels);
+    T_RUN(test_simd_dots_every_type);
     return T_SUMMARY();
 }

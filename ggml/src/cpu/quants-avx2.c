@@ -4,7 +4,9 @@
 //
 // The quantizers produce the same bytes as the scalar ones. The k-quant dot products compute
 // the same integer sums and combine them in the same float order as the scalar code; the
-// 32-element dot products accumulate in float vectors (rounding differs slightly).
+// 32-element dot products accumulate in float vectors (rounding differs slightly). The other
+// types' AVX2 dot products are in the family files quants-q32-avx2.c (Q4_1, Q5_0, Q5_1) and
+// quants-kq-avx2.c (Q2_K, Q3_K, Q5_K), registered from ggml_x_quant_kernels_avx2.
 
 #if defined(__x86_64__)
 
@@ -244,6 +246,8 @@ void ggml_x_quant_kernels_avx2(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_avx2;
     k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_avx2;
     k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_avx2;
+    ggml_x_quant_kernels_q32_avx2(k);
+    ggml_x_quant_kernels_kq_avx2(k);
     ggml_x_convert_kernels_avx2(k);
 }
 

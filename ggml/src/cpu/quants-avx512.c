@@ -1,7 +1,9 @@
 // quants-avx512.c - AVX-512 (F/BW/VL/DQ) variants, and the AVX-512 VNNI dot products.
 // The activation quantizers q8_0 / q8_K produce the same bytes as the scalar ones; the
 // 32-element dot products handle two blocks per 512-bit vector. The k-quant dot products of
-// the plain AVX-512 level are the AVX2 ones (quants-avx2.c); the VNNI level has its own.
+// the plain AVX-512 level are the AVX2 ones (quants-avx2.c and its family files); the VNNI
+// level has its own: all k-quants in quants-kq-avx512.c, Q4_1 / Q5_0 / Q5_1 in
+// quants-q32-avx512.c.
 
 #if defined(__x86_64__)
 
@@ -171,77 +173,6 @@ GGML_X_DEFINE_DOT_Q4_0(ggml_x_vec_dot_q4_0_q8_0_avx512, GGML_X_AVX512, ggml_x_do
 GGML_X_DEFINE_DOT_Q8_0(ggml_x_vec_dot_q8_0_q8_0_vnni, GGML_X_VNNI, ggml_x_dot_i8_vnni)
 GGML_X_DEFINE_DOT_Q4_0(ggml_x_vec_dot_q4_0_q8_0_vnni, GGML_X_VNNI, ggml_x_dot_i8_vnni)
 
-// k-quant dot products with VNNI: byte products summed straight into int32 lanes
-GGML_X_VNNI static void ggml_x_vec_dot_q4_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    const block_q4_K * x = (const block_q4_K *) vx;
-    const block_q8_K * y = (const block_q8_K *) vy;
-    const int nb = n / QK_K;
-    const __m256i m4 = _mm256_set1_epi8(15);
-    float sum = 0.0f;
-    for (int ib = 0; ib < nb; ib++) {
-        uint8_t sc[8], mn[8];
-        int summ = 0;
-        for (int j = 0; j < 8; j++) {
-            ggml_x_get_scale_min_k4(j, x[ib].scales, &sc[j], &mn[j]);
-            summ += mn[j] * (y[ib].bsums[2 * j] + y[ib].bsums[2 * j + 1]);
-        }
-        __m256i acc = _mm256_setzero_si256();
-        for (int c = 0; c < 4; c++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *) (x[ib].qs + 32 * c));
-            const __m256i lo = _mm256_and_si256(q, m4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *) (y[ib].qs + 64 * c));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *) (y[ib].qs + 64 * c + 32));
-            const __m256i p0 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, y0);
-            const __m256i p1 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), hi, y1);
-            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(p0, _mm256_set1_epi32(sc[2 * c])));
-            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(p1, _mm256_set1_epi32(sc[2 * c + 1])));
-        }
-        const int sumi = _mm512_reduce_add_epi32(_mm512_zextsi256_si512(acc));
-        const float dy = y[ib].d;
-        sum += dy * GGML_FP16_TO_FP32(x[ib].d) * (float) sumi - dy * GGML_FP16_TO_FP32(x[ib].dmin) * (float) summ;
-    }
-    *s = sum;
-}
-
-GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    const block_q6_K * x = (const block_q6_K *) vx;
-    const block_q8_K * y = (const block_q8_K *) vy;
-    const int nb = n / QK_K;
-    const __m256i m4 = _mm256_set1_epi8(15);
-    const __m256i m2 = _mm256_set1_epi8(3);
-    float sum = 0.0f;
-    for (int ib = 0; ib < nb; ib++) {
-        const int8_t * sc = x[ib].scales;
-        int corr = 0; // levels are stored + 32
-        for (int sb = 0; sb < 16; sb++) {
-            corr += sc[sb] * y[ib].bsums[sb];
-        }
-        __m256i acc = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const uint8_t * ql = x[ib].ql + 64 * h;
-            const int8_t * qy = y[ib].qs + 128 * h;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *) (ql + 32));
-            const __m256i hb = _mm256_loadu_si256((const __m256i *) (x[ib].qh + 32 * h));
-            __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m2), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m2), 4));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m2), 4));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m2), 4));
-            for (int u = 0; u < 4; u++) {
-                const __m256i yv = _mm256_loadu_si256((const __m256i *) (qy + 32 * u));
-                // lanes 0..3: first 16 elements (scale s0), lanes 4..7: next 16 (s1)
-                const __m256i scv = _mm256_set_m128i(_mm_set1_epi32(sc[8 * h + 2 * u + 1]), _mm_set1_epi32(sc[8 * h + 2 * u]));
-                acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q[u], yv), scv));
-            }
-        }
-        const int sumi = _mm512_reduce_add_epi32(_mm512_zextsi256_si512(acc)) - 32 * corr;
-        sum += y[ib].d * GGML_FP16_TO_FP32(x[ib].d) * (float) sumi;
-    }
-    *s = sum;
-}
-
 void ggml_x_quant_kernels_avx512(struct ggml_x_quant_kernels * k) {
     k->quantize_row_q8_0 = ggml_x_quantize_row_q8_0_avx512;
     k->quantize_row_q8_K = ggml_x_quantize_row_q8_K_avx512;
@@ -253,8 +184,8 @@ void ggml_x_quant_kernels_avx512(struct ggml_x_quant_kernels * k) {
 void ggml_x_quant_kernels_avx512_vnni(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q8_0_q8_0 = ggml_x_vec_dot_q8_0_q8_0_vnni;
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_vnni;
-    k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_vnni;
-    k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_vnni;
+    ggml_x_quant_kernels_q32_vnni(k);
+    ggml_x_quant_kernels_kq_vnni(k);
 }
 
 #endif // __x86_64__

@@ -18,6 +18,12 @@ static void ggml_x_quant_kernels_scalar(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_ref;
     k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_ref;
     k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_ref;
+    k->vec_dot_q4_1_q8_1 = ggml_x_vec_dot_q4_1_q8_1_ref;
+    k->vec_dot_q5_0_q8_0 = ggml_x_vec_dot_q5_0_q8_0_ref;
+    k->vec_dot_q5_1_q8_1 = ggml_x_vec_dot_q5_1_q8_1_ref;
+    k->vec_dot_q2_K_q8_K = ggml_x_vec_dot_q2_K_q8_K_ref;
+    k->vec_dot_q3_K_q8_K = ggml_x_vec_dot_q3_K_q8_K_ref;
+    k->vec_dot_q5_K_q8_K = ggml_x_vec_dot_q5_K_q8_K_ref;
     k->fp16_to_fp32_row  = ggml_x_fp16_to_fp32_row_scalar;
     k->fp32_to_fp16_row  = ggml_x_fp32_to_fp16_row_scalar;
 }

@@ -1,5 +1,6 @@
 // quants-neon.c - arm64 variants of the activation quantizers (q8_0, q8_K) and of the dot
-// products q8_0.q8_0, q4_0.q8_0, q4_K.q8_K, q6_K.q8_K, in two levels: plain NEON (baseline
+// products q8_0.q8_0, q4_0.q8_0, q4_K.q8_K, q6_K.q8_K (the other types' dot products are in
+// quants-more-neon.c, registered from here), in two levels: plain NEON (baseline
 // of every AArch64 CPU) and NEON with the SDOT instruction (Armv8.2 dotprod extension). The
 // dotprod functions carry a per-function target attribute, so the file builds with the
 // default arm64 flags; they are only called after run-time detection (quants-dispatch.c).
@@ -330,6 +331,7 @@ void ggml_x_quant_kernels_neon(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_neon;
     k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_neon;
     k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_neon;
+    ggml_x_quant_kernels_more_neon(k);
     ggml_x_convert_kernels_neon(k);
 }
 
@@ -339,6 +341,7 @@ void ggml_x_quant_kernels_neon_dotprod(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_dotprod;
     k->vec_dot_q4_K_q8_K = ggml_x_vec_dot_q4_K_q8_K_dotprod;
     k->vec_dot_q6_K_q8_K = ggml_x_vec_dot_q6_K_q8_K_dotprod;
+    ggml_x_quant_kernels_more_neon_dotprod(k);
 }
 
 #endif // __aarch64__

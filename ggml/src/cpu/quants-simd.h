@@ -23,6 +23,12 @@ struct ggml_x_quant_kernels {
     ggml_vec_dot_t    vec_dot_q4_0_q8_0;
     ggml_vec_dot_t    vec_dot_q4_K_q8_K;
     ggml_vec_dot_t    vec_dot_q6_K_q8_K;
+    ggml_vec_dot_t    vec_dot_q4_1_q8_1;
+    ggml_vec_dot_t    vec_dot_q5_0_q8_0;
+    ggml_vec_dot_t    vec_dot_q5_1_q8_1;
+    ggml_vec_dot_t    vec_dot_q2_K_q8_K;
+    ggml_vec_dot_t    vec_dot_q3_K_q8_K;
+    ggml_vec_dot_t    vec_dot_q5_K_q8_K;
     void (*fp16_to_fp32_row)(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
     void (*fp32_to_fp16_row)(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
 };
@@ -38,6 +44,13 @@ const struct ggml_x_quant_kernels * ggml_x_quant_kernels_active(void);
 void ggml_x_quant_kernels_avx2(struct ggml_x_quant_kernels * k);
 void ggml_x_quant_kernels_avx512(struct ggml_x_quant_kernels * k);
 void ggml_x_quant_kernels_avx512_vnni(struct ggml_x_quant_kernels * k);
+// family files of a level, called by its level file
+void ggml_x_quant_kernels_q32_avx2(struct ggml_x_quant_kernels * k); // cpu/quants-q32-avx2.c
+void ggml_x_quant_kernels_kq_avx2(struct ggml_x_quant_kernels * k);  // cpu/quants-kq-avx2.c
+void ggml_x_quant_kernels_q32_vnni(struct ggml_x_quant_kernels * k); // cpu/quants-q32-avx512.c
+void ggml_x_quant_kernels_kq_vnni(struct ggml_x_quant_kernels * k);  // cpu/quants-kq-avx512.c
+void ggml_x_quant_kernels_more_neon(struct ggml_x_quant_kernels * k);         // cpu/quants-more-neon.c
+void ggml_x_quant_kernels_more_neon_dotprod(struct ggml_x_quant_kernels * k); // cpu/quants-more-neon.c
 
 // scalar fp16 row conversions (cpu/convert.c; bit-exact, round to nearest even)
 void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
