@@ -1,0 +1,65 @@
+// repack.h - the CPU_REPACK buffer type: Q4_0 / Q8_0 weights stored interleaved by groups of 8
+// rows, read only by MUL_MAT's repack kernels (internal; the layout is described in repack.c).
+
+#ifndef GGML_X_REPACK_H
+#define GGML_X_REPACK_H
+
+#include "../ggml-impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGML_X_RP_ROWS 8   // rows per interleaved group
+#define GGML_X_RP_COLS 8   // src1 columns one kernel call computes
+
+// Where a repacked tensor's bytes live. A tensor is repacked when it is not a view, its buffer
+// has the repack buffer type, its type is Q4_0 or Q8_0, it is 2-D (ne2 = ne3 = 1) with
+// contiguous rows and at least 8 rows.
+struct ggml_x_rp_layout {
+    enum ggml_type type;
+    size_t  bs;        // bytes of one block (18 or 34)
+    int64_t nblk;      // blocks per row
+    size_t  row_size;  // bytes of one row
+    int64_t ngroups;   // whole groups of 8 rows; rows ngroups*8.. stay in the plain layout
+    size_t  packed;    // bytes of the interleaved part (ngroups * 8 * row_size)
+};
+
+// the layout a tensor of this shape/type gets in a repack buffer; false: stored plainly
+bool ggml_x_rp_layout_of(const struct ggml_tensor * t, struct ggml_x_rp_layout * l);
+
+// is the tensor's own memory interleaved (t is the repacked tensor itself, not a view)?
+bool ggml_x_rp_is_packed(const struct ggml_tensor * t, struct ggml_x_rp_layout * l);
+
+// does reading t (or, for a view, its source) read interleaved memory?
+bool ggml_x_rp_reads_packed(const struct ggml_tensor * t);
+
+// original byte range [off, off + size) of the tensor  <->  its interleaved storage at base
+void ggml_x_rp_pack(const struct ggml_x_rp_layout * l, char * base, const char * src, size_t off, size_t size);
+void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char * dst, size_t off, size_t size);
+
+// Prepared activation row (one src1 column) of k elements for weights of type wtype
+// (Q4_0 / Q8_0), 64-byte aligned, ggml_x_rp_prep_size(k) bytes:
+//   [0, 256*nblk)           per block 4 x 64 bytes: vector j holds the 4 bytes x[8j..8j+3] in
+//                           its int32 lanes 0-7 and x[8j+4..8j+7] in lanes 8-15 (AVX-512)
+//   [q8_off, ...)           the row as plain block_q8_0 (the reference's quantization)
+//   [dx_off, ...)           nblk float scales of the q8_0 blocks
+//   [corr_off, ...)         nblk int32: -8 (Q4_0) or -128 (Q8_0) times the sum of the block's int8
+size_t ggml_x_rp_prep_size(int64_t k);
+size_t ggml_x_rp_prep_q8_off(int64_t k);
+size_t ggml_x_rp_prep_dx_off(int64_t k);
+size_t ggml_x_rp_prep_corr_off(int64_t k);
+void   ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, void * out);
+
+// Kernel: out[j*8 + r] = dot(row r of the group at grp, column j) for j < ncols (1..8),
+// xp[j] = prepared column j, nblk blocks per row.
+typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out);
+
+void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out);
+void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // GGML_X_REPACK_H
