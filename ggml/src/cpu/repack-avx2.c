@@ -34,6 +34,7 @@ GXR_INLINE __m256i bcast4(const int8_t * p) {
 GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const uint8_t * const * xp, float * out,
                         const bool q4) {
     const int64_t k = nblk * QK8_0;
+    const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0); // quant bytes of a block of 8 rows
     const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
     const block_q8_0 * y[4];
     const float * dx[4];
@@ -48,7 +49,12 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
     const __m256i m4 = _mm256_set1_epi8(15);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t b = 0; b < nblk; b++) {
-        const uint8_t * blk = grp + (size_t) b * bs8;
+        // runs of 4 blocks: quant bytes, then the scales (repack.c)
+        const int64_t b0 = b & ~(int64_t) 3;
+        const int64_t nin = nblk - b0 < 4 ? nblk - b0 : 4;
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+        const uint8_t * blk = run + (size_t) (b - b0) * qb8;
+        const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
         _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
@@ -56,7 +62,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
             _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
             _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
         }
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) blk));
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
         __m256i s[4];
         for (int j = 0; j < nc; j++) {
             s[j] = _mm256_setzero_si256();
@@ -64,7 +70,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
         if (q4) {
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) {
-                const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 16 + 32*c));
+                const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
                 const __m256i lo = _mm256_and_si256(w, m4);
                 const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m4);
                 for (int j = 0; j < nc; j++) {
@@ -80,7 +86,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
         } else {
 #pragma GCC unroll 8
             for (int c = 0; c < 8; c++) {
-                const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 16 + 32*c));
+                const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
                 const __m256i aw = _mm256_abs_epi8(w);
                 for (int j = 0; j < nc; j++) {
                     const __m256i sx = _mm256_sign_epi8(bcast4(y[j][b].qs + 4*c), w);

@@ -1,13 +1,14 @@
 // repack-avx512.c - AVX-512 VNNI kernels of weights repacked by groups of 8 rows (layout:
-// repack.c).
+// repack.c), on 256-bit vectors (AVX512-VL).
 //
-// One 512-bit load of a block's quant bytes holds two byte quads of each of the 8 rows (int32
-// lanes 0-7: quad 2c of rows 0..7, lanes 8-15: quad 2c+1), which the prepared activations match
-// vector for vector (repack.h), so a column costs 4 vpdpbusd per block with memory operands,
-// a masked broadcast of the prepared offset correction (lanes 0-7 only) as their start, one
-// conversion and one multiply-add. Weights are made unsigned for vpdpbusd: Q4_0 nibbles are
-// 0..15 (correction -8 * sum(x)), Q8_0 bytes get + 128 (xor 0x80, correction -128 * sum(x)).
-// Lanes r and r + 8 are added once, at the end of the row. All 8 columns in one pass.
+// As in repack-avx2.c, one 256-bit load of a block's quant bytes is one byte quad of each of the
+// 8 rows (lane = row), so a source column needs its matching 4 activation bytes broadcast to all
+// lanes, which vpdpbusd takes as an embedded broadcast of the prepared row's q8_0 bytes (compact:
+// it stays in L1). 512-bit vectors were measured slower here: they need the activations expanded
+// (4x the bytes, out of L1) or permuted, and the CPUs at hand execute them as two 256-bit halves.
+// vpdpbusd wants unsigned weights: Q4_0 nibbles are 0..15 (the accumulator starts at the prepared
+// -8 * sum(x)), Q8_0 bytes get + 128 (xor 0x80, start -128 * sum(x)). All 8 columns in one pass
+// (32 vector registers).
 
 #if defined(__x86_64__)
 
@@ -23,19 +24,36 @@
 // bytes ahead of the current block that the kernels prefetch
 #define RP_PREFETCH 1024
 
+GXV_INLINE __m256i bcast4(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, sizeof(v));
+    return _mm256_set1_epi32(v);
+}
+
 GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const uint8_t * const * xp, float * out,
                         const bool q4) {
     const int64_t k = nblk * QK8_0;
+    const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0); // quant bytes of a block of 8 rows
     const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
-    const size_t dx_off = ggml_x_rp_prep_dx_off(k), corr_off = ggml_x_rp_prep_corr_off(k);
-    __m512 acc[GGML_X_RP_COLS];
+    const block_q8_0 * y[GGML_X_RP_COLS];
+    const float * dx[GGML_X_RP_COLS];
+    const int32_t * corr[GGML_X_RP_COLS];
+    __m256 acc[GGML_X_RP_COLS];
     for (int j = 0; j < nc; j++) {
-        acc[j] = _mm512_setzero_ps();
+        y[j]    = (const block_q8_0 *) (xp[j] + ggml_x_rp_prep_q8_off(k));
+        dx[j]   = (const float *) (xp[j] + ggml_x_rp_prep_dx_off(k));
+        corr[j] = (const int32_t *) (xp[j] + ggml_x_rp_prep_corr_off(k));
+        acc[j]  = _mm256_setzero_ps();
     }
-    const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i x80 = _mm512_set1_epi8((char) 0x80);
+    const __m256i m4 = _mm256_set1_epi8(15);
+    const __m256i x80 = _mm256_set1_epi8((char) 0x80);
     for (int64_t b = 0; b < nblk; b++) {
-        const uint8_t * blk = grp + (size_t) b * bs8;
+        // runs of 4 blocks: quant bytes, then the scales (repack.c)
+        const int64_t b0 = b & ~(int64_t) 3;
+        const int64_t nin = nblk - b0 < 4 ? nblk - b0 : 4;
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+        const uint8_t * blk = run + (size_t) (b - b0) * qb8;
+        const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
         _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
@@ -43,37 +61,40 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
             _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
             _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
         }
-        const __m512 dw = _mm512_broadcast_f32x8(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) blk)));
-        __m512i w0, w1, w2, w3;
-        if (q4) {
-            const __m512i r0 = _mm512_loadu_si512((const void *) (blk + 16));
-            const __m512i r1 = _mm512_loadu_si512((const void *) (blk + 80));
-            w0 = _mm512_and_si512(r0, m4);
-            w1 = _mm512_and_si512(r1, m4);
-            w2 = _mm512_and_si512(_mm512_srli_epi16(r0, 4), m4);
-            w3 = _mm512_and_si512(_mm512_srli_epi16(r1, 4), m4);
-        } else {
-            w0 = _mm512_xor_si512(_mm512_loadu_si512((const void *) (blk + 16)), x80);
-            w1 = _mm512_xor_si512(_mm512_loadu_si512((const void *) (blk + 80)), x80);
-            w2 = _mm512_xor_si512(_mm512_loadu_si512((const void *) (blk + 144)), x80);
-            w3 = _mm512_xor_si512(_mm512_loadu_si512((const void *) (blk + 208)), x80);
+        __m256i s[GGML_X_RP_COLS];
+        for (int j = 0; j < nc; j++) {
+            s[j] = _mm256_set1_epi32(corr[j][b]);
         }
+        if (q4) {
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) {
+                const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
+                const __m256i lo = _mm256_and_si256(w, m4);
+                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m4);
+#pragma GCC unroll 8
+                for (int j = 0; j < nc; j++) {
+                    s[j] = _mm256_dpbusd_epi32(s[j], lo, bcast4(y[j][b].qs + 4*c));
+                    s[j] = _mm256_dpbusd_epi32(s[j], hi, bcast4(y[j][b].qs + 16 + 4*c));
+                }
+            }
+        } else {
+#pragma GCC unroll 8
+            for (int c = 0; c < 8; c++) {
+                const __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (blk + 32*c)), x80);
+#pragma GCC unroll 8
+                for (int j = 0; j < nc; j++) {
+                    s[j] = _mm256_dpbusd_epi32(s[j], w, bcast4(y[j][b].qs + 4*c));
+                }
+            }
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
 #pragma GCC unroll 8
         for (int j = 0; j < nc; j++) {
-            const uint8_t * xe = xp[j] + (size_t) b * 256;
-            const int32_t c = ((const int32_t *) (xp[j] + corr_off))[b];
-            __m512i is = _mm512_maskz_set1_epi32(0x00ff, c);
-            is = _mm512_dpbusd_epi32(is, w0, _mm512_load_si512((const void *) xe));
-            is = _mm512_dpbusd_epi32(is, w1, _mm512_load_si512((const void *) (xe + 64)));
-            is = _mm512_dpbusd_epi32(is, w2, _mm512_load_si512((const void *) (xe + 128)));
-            is = _mm512_dpbusd_epi32(is, w3, _mm512_load_si512((const void *) (xe + 192)));
-            const float d = ((const float *) (xp[j] + dx_off))[b];
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(dw, _mm512_set1_ps(d)), acc[j]);
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[j][b])), acc[j]);
         }
     }
     for (int j = 0; j < nc; j++) {
-        const __m256 s = _mm256_add_ps(_mm512_castps512_ps256(acc[j]), _mm512_extractf32x8_ps(acc[j], 1));
-        _mm256_storeu_ps(out + j*GGML_X_RP_ROWS, s);
+        _mm256_storeu_ps(out + j*GGML_X_RP_ROWS, acc[j]);
     }
 }
 

@@ -7,12 +7,16 @@
 // (ne2 = ne3 = 1) with contiguous rows and has at least 8 rows (ggml_x_rp_layout_of). It then
 // occupies the same ggml_nbytes bytes as in a CPU buffer, but rows 0 .. 8*G-1 (G = ne1 / 8 whole
 // groups) are rearranged; the last ne1 % 8 rows stay in the plain layout at their usual offsets.
-// Group g occupies bytes [g*8*row_size, (g+1)*8*row_size); in it, block b of its 8 rows occupies
-// 8 * bs bytes at b*8*bs (bs = 18 for Q4_0, 34 for Q8_0):
-//   bytes [0, 16):   the 8 rows' fp16 scales, row r at 2r
-//   bytes [16, 8*bs): the quant bytes in chunks of 32: chunk c holds quant bytes 4c..4c+3 of
-//                    rows 0..7 (row r at 4r). One 256-bit load is one byte quad per row (AVX2:
-//                    lane = row), one 512-bit load two quads per row (AVX-512: lanes 0-7 and 8-15).
+// Group g occupies bytes [g*8*row_size, (g+1)*8*row_size), one sequential stream: its blocks in
+// runs of 4 (the last run may be shorter); a run of n blocks b0..b0+n-1 starts at b0*8*bs and
+// holds (QB = 16 quant bytes per Q4_0 block, 32 per Q8_0 block):
+//   n * 8*QB bytes: the quant bytes, block after block; a block's 8*QB bytes are chunks of 32:
+//                   chunk c holds quant bytes 4c..4c+3 of rows 0..7 (row r at 4r). One 256-bit
+//                   load is one byte quad per row (AVX2: lane = row), one 512-bit load two quads
+//                   per row (AVX-512: lanes 0-7 and 8-15);
+//   n * 16 bytes:   per block the 8 rows' fp16 scales (row r at 2r).
+// A run of 4 is 576 (Q4_0) or 1088 (Q8_0) bytes, so when the group starts 64-byte aligned (rows
+// of a multiple of 4 blocks) no vector load crosses a cache line.
 // The rearrangement is a permutation of byte positions (no byte changes value), so set_tensor and
 // get_tensor with any offset and size map each byte to its place (ggml_x_rp_pack / _unpack),
 // get_tensor returns exactly the bytes that were set, clear (memset of the whole buffer) and raw
@@ -26,7 +30,13 @@
 // not host memory (is_host false), so callers go through get/set_tensor, which convert.
 //
 // Activations are prepared once per src1 column (ggml_x_rp_prep, layout in repack.h) from the
-// reference's q8_0 quantization, so the integer dot products are the ones of the plain path.
+// reference's q8_0 quantization, so the integer dot products are the ones of the plain path; the
+// per-row float sums run in block order, so results match the plain path to float rounding and
+// do not depend on the thread count.
+//
+// Buffers of 2 MiB and more are 2 MiB aligned and madvise(MADV_HUGEPAGE)d: the kernels stream
+// the weights with a compute load close to the memory time, and 4 KiB pages (TLB misses, nested
+// paging in a VM) cost up to half the bandwidth in measurements (issue 17).
 
 #include "cpu/repack.h"
 #include "ggml-backend-impl.h"
@@ -35,8 +45,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #define RP_ALIGN 64
+#define RP_HUGE  ((size_t) 2 << 20)
 
 // an allocation failure is not a programming error: print it (and record it when recoverable)
 static void rp_soft_error(const char * msg, size_t size) {
@@ -89,35 +103,48 @@ bool ggml_x_rp_reads_packed(const struct ggml_tensor * t) {
     return ggml_x_rp_is_packed(base, NULL);
 }
 
+// where the scale (2 bytes) and the quant bytes of block b of row r of group g start
+static inline size_t rp_scale_pos(const struct ggml_x_rp_layout * l, size_t g, size_t r, size_t b) {
+    const size_t qb = l->bs - 2, b0 = b / 4 * 4;
+    const size_t nin = GGML_X_MIN((size_t) l->nblk - b0, (size_t) 4);
+    return g * GGML_X_RP_ROWS * l->row_size + b0 * GGML_X_RP_ROWS * l->bs + nin * GGML_X_RP_ROWS * qb + (b - b0) * 16 + 2*r;
+}
+
+static inline size_t rp_quant_pos(const struct ggml_x_rp_layout * l, size_t g, size_t r, size_t b) {
+    const size_t qb = l->bs - 2, b0 = b / 4 * 4;
+    return g * GGML_X_RP_ROWS * l->row_size + b0 * GGML_X_RP_ROWS * l->bs + (b - b0) * GGML_X_RP_ROWS * qb + 4*r;
+}
+
 // interleaved position of original byte o (o < l->packed)
 static inline size_t rp_pos(const struct ggml_x_rp_layout * l, size_t o) {
     const size_t row = o / l->row_size;
     const size_t q   = o % l->row_size;
     const size_t g = row / GGML_X_RP_ROWS, r = row % GGML_X_RP_ROWS;
     const size_t b = q / l->bs, t = q % l->bs;
-    const size_t base = g * GGML_X_RP_ROWS * l->row_size + b * GGML_X_RP_ROWS * l->bs;
     if (t < 2) {
-        return base + 2*r + t;
+        return rp_scale_pos(l, g, r, b) + t;
     }
     const size_t i = t - 2;
-    return base + 16 + (i / 4) * 32 + 4*r + i % 4;
+    return rp_quant_pos(l, g, r, b) + (i / 4) * 32 + i % 4;
 }
 
 // pack (to_packed) or unpack one whole block whose original bytes start at o (o % bs == 0)
 static inline void rp_block(const struct ggml_x_rp_layout * l, char * packed, char * plain, size_t o, bool to_packed) {
-    const size_t p = rp_pos(l, o);           // its scale
-    const size_t r = (p % 16) / 2;           // row in the group
-    char * qbase = packed + (p - 2*r) + 16 + 4*r;
+    const size_t row = o / l->row_size;
+    const size_t g = row / GGML_X_RP_ROWS, r = row % GGML_X_RP_ROWS;
+    const size_t b = (o % l->row_size) / l->bs;
+    char * sp = packed + rp_scale_pos(l, g, r, b);
+    char * qp = packed + rp_quant_pos(l, g, r, b);
     const size_t nq = (l->bs - 2) / 4;       // quads of quant bytes
     if (to_packed) {
-        memcpy(packed + p, plain, 2);
+        memcpy(sp, plain, 2);
         for (size_t c = 0; c < nq; c++) {
-            memcpy(qbase + 32*c, plain + 2 + 4*c, 4);
+            memcpy(qp + 32*c, plain + 2 + 4*c, 4);
         }
     } else {
-        memcpy(plain, packed + p, 2);
+        memcpy(plain, sp, 2);
         for (size_t c = 0; c < nq; c++) {
-            memcpy(plain + 2 + 4*c, qbase + 32*c, 4);
+            memcpy(plain + 2 + 4*c, qp + 32*c, 4);
         }
     }
 }
@@ -271,11 +298,20 @@ GGML_CALL static ggml_backend_buffer_t rp_buft_alloc_buffer(ggml_backend_buffer_
         rp_soft_error("ggml_x_backend_cpu_repack_buffer_type: buffer size too large", size);
         return NULL;
     }
+    // large buffers: 2 MiB aligned and asked for transparent huge pages, which the kernels'
+    // streaming reads need (measured: 4 KiB pages cost up to half the bandwidth in a VM)
+    const bool huge = size >= RP_HUGE;
+    const size_t align = huge ? RP_HUGE : RP_ALIGN;
     void * data = NULL;
-    if (posix_memalign(&data, RP_ALIGN, GGML_PAD(size == 0 ? 1 : size, RP_ALIGN)) != 0 || data == NULL) {
+    if (posix_memalign(&data, align, GGML_PAD(size == 0 ? 1 : size, align)) != 0 || data == NULL) {
         rp_soft_error("ggml_x_backend_cpu_repack_buffer_type: failed to allocate a buffer", size);
         return NULL;
     }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge) {
+        (void) madvise(data, GGML_PAD(size, align), MADV_HUGEPAGE); // a hint: failure is harmless
+    }
+#endif
     ggml_backend_buffer_t buffer = ggml_backend_buffer_init(buft, rp_buffer_iface, data, size);
     if (buffer == NULL) {
         free(data);
@@ -321,7 +357,8 @@ static size_t rp_al(size_t n) {
 }
 
 size_t ggml_x_rp_prep_q8_off(int64_t k) {
-    return (size_t) (k / QK8_0) * 256;
+    GGML_UNUSED(k);
+    return 0;
 }
 
 size_t ggml_x_rp_prep_dx_off(int64_t k) {
@@ -345,13 +382,7 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, void * out
     ggml_x_type_traits(GGML_TYPE_Q8_0)->from_float(x, q, (int) k);
     const int32_t off = wtype == GGML_TYPE_Q4_0 ? -8 : -128;
     for (int64_t b = 0; b < nblk; b++) {
-        uint8_t * e = p + b*256;
         int32_t s = 0;
-        for (int j = 0; j < 4; j++) {
-            for (int l = 0; l < 16; l++) {
-                memcpy(e + 64*j + 4*l, q[b].qs + 8*j + (l < 8 ? 0 : 4), 4);
-            }
-        }
         for (int i = 0; i < QK8_0; i++) {
             s += q[b].qs[i];
         }
@@ -373,18 +404,20 @@ static void rp_kernel_scalar(int64_t nblk, int ncols, const uint8_t * grp, const
         for (int r = 0; r < GGML_X_RP_ROWS; r++) {
             float sum = 0.0f;
             for (int64_t b = 0; b < nblk; b++) {
-                const uint8_t * blk = grp + (size_t) b * GGML_X_RP_ROWS * bs;
+                const int64_t b0 = b / 4 * 4, nin = GGML_X_MIN(nblk - b0, (int64_t) 4);
+                const uint8_t * run = grp + (size_t) b0 * GGML_X_RP_ROWS * bs;
+                const uint8_t * blk = run + (size_t) (b - b0) * GGML_X_RP_ROWS * (bs - 2);
                 ggml_fp16_t dh;
-                memcpy(&dh, blk + 2*r, sizeof(dh));
+                memcpy(&dh, run + (size_t) nin * GGML_X_RP_ROWS * (bs - 2) + (size_t) (b - b0) * 16 + 2*r, sizeof(dh));
                 int32_t isum = 0;
                 if (q4) {
                     for (int i = 0; i < 16; i++) {
-                        const uint8_t v = blk[16 + (i / 4) * 32 + 4*r + i % 4];
+                        const uint8_t v = blk[(i / 4) * 32 + 4*r + i % 4];
                         isum += ((int32_t) (v & 15) - 8) * y[b].qs[i] + ((int32_t) (v >> 4) - 8) * y[b].qs[i + 16];
                     }
                 } else {
                     for (int i = 0; i < 32; i++) {
-                        isum += (int32_t) (int8_t) blk[16 + (i / 4) * 32 + 4*r + i % 4] * y[b].qs[i];
+                        isum += (int32_t) (int8_t) blk[(i / 4) * 32 + 4*r + i % 4] * y[b].qs[i];
                     }
                 }
                 sum += (float) isum * (GGML_FP16_TO_FP32(dh) * GGML_FP16_TO_FP32(y[b].d));

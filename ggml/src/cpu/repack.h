@@ -40,11 +40,11 @@ void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char
 
 // Prepared activation row (one src1 column) of k elements for weights of type wtype
 // (Q4_0 / Q8_0), 64-byte aligned, ggml_x_rp_prep_size(k) bytes:
-//   [0, 256*nblk)           per block 4 x 64 bytes: vector j holds the 4 bytes x[8j..8j+3] in
-//                           its int32 lanes 0-7 and x[8j+4..8j+7] in lanes 8-15 (AVX-512)
-//   [q8_off, ...)           the row as plain block_q8_0 (the reference's quantization)
+//   [q8_off, ...)           the row as plain block_q8_0 (the reference's quantization; the
+//                           kernels broadcast its byte quads, the plain tail rows use vec_dot)
 //   [dx_off, ...)           nblk float scales of the q8_0 blocks
 //   [corr_off, ...)         nblk int32: -8 (Q4_0) or -128 (Q8_0) times the sum of the block's int8
+//                           (the offset of unsigned weights: Q4_0 nibbles, Q8_0 + 128)
 size_t ggml_x_rp_prep_size(int64_t k);
 size_t ggml_x_rp_prep_q8_off(int64_t k);
 size_t ggml_x_rp_prep_dx_off(int64_t k);
