@@ -174,8 +174,8 @@ static void test_kernels(void) {
                 const size_t rs = ggml_row_size(t, k);
                 uint8_t * w = malloc(rs * GGML_X_RP_ROWS);
                 uint8_t * grp = aligned_alloc(64, (rs * GGML_X_RP_ROWS + 63) / 64 * 64);
-                const size_t psz = (ggml_x_rp_prep_size(k) + 63) / 64 * 64;
-                uint8_t * xpb = aligned_alloc(64, psz * GGML_X_RP_COLS);
+                const size_t psz = (ggml_x_rp_set_size(k) + 63) / 64 * 64;
+                uint8_t * set = aligned_alloc(64, psz);
                 float * x = malloc(sizeof(float) * (size_t) k);
                 float * wf = malloc(sizeof(float) * (size_t) k);
                 float * xf = malloc(sizeof(float) * (size_t) k);
@@ -184,24 +184,22 @@ static void test_kernels(void) {
                     for (int scale = 0; scale < 2; scale++) {
                         rows_fill(t, w, nblk, pattern, scale);
                         ggml_x_rp_pack(&l, (char *) grp, (const char *) w, 0, rs * GGML_X_RP_ROWS);
-                        const uint8_t * xp[GGML_X_RP_COLS];
+                        memset(set, 0x5a, psz);
                         for (int j = 0; j < GGML_X_RP_COLS; j++) {
                             const int xs = (j + pattern) % 3; // random; all +1; +-1
                             for (int i = 0; i < k; i++) {
                                 x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
                             }
-                            memset(xpb + j*psz, 0x5a, psz);
-                            ggml_x_rp_prep(t, x, k, xpb + j*psz);
-                            xp[j] = xpb + j*psz;
+                            ggml_x_rp_prep(t, x, k, set, j);
                         }
                         for (int nc = 1; nc <= GGML_X_RP_COLS; nc++) {
                             float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
                             for (int i = 0; i < GGML_X_RP_COLS * GGML_X_RP_ROWS; i++) {
                                 out[i] = NAN;
                             }
-                            kern(nblk, nc, grp, xp, out);
+                            kern(nblk, nc, grp, set, out);
                             for (int j = 0; j < nc; j++) {
-                                const void * xq = xp[j] + ggml_x_rp_prep_q8_off(k);
+                                const void * xq = ggml_x_rp_set_q8(set, k, j);
                                 ggml_x_type_traits(GGML_TYPE_Q8_0)->to_float(xq, xf, k);
                                 for (int r = 0; r < GGML_X_RP_ROWS; r++) {
                                     const uint8_t * row = w + (size_t) r * rs;
@@ -225,7 +223,7 @@ static void test_kernels(void) {
                 }
                 free(w);
                 free(grp);
-                free(xpb);
+                free(set);
                 free(x);
                 free(wf);
                 free(xf);

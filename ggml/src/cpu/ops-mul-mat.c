@@ -26,7 +26,8 @@
 // paths (the GEMM packs the rounded values as F32).
 //
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
-// path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep), phase 2 hands
+// path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
+// columns), phase 2 hands
 // out chunks of whole row groups dynamically, and each group is read once for up to 8 columns
 // (the level's rp_* kernel computes 8 rows x 8 columns per call); the rows after the last whole
 // group are plain and use the type's vec_dot. With more than 8 columns per weight matrix, when the
@@ -356,6 +357,8 @@ struct mm_gemm_plan {
 
 // rows of repacked weights unpacked at a time for the GEMM
 #define MM_RP_UNPACK_ROWS 64
+// chunks of row groups per thread on the repack kernels' path
+#define MM_RP_CHUNKS_PER_THREAD 16
 
 static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct ggml_tensor * b,
                                       const struct ggml_tensor * dst) {
@@ -534,7 +537,7 @@ struct mm_rp_plan {
     struct ggml_x_rp_layout l;
     ggml_x_rp_kernel_t kern;
     int64_t n;       // src1 columns (all batches: the weights are 2-D)
-    size_t  prep;    // prepared bytes per column
+    size_t  set;     // bytes of one prepared column set (GGML_X_RP_COLS columns)
     size_t  tmp;     // per-thread F32 row (src1 rows not contiguous)
 };
 
@@ -547,13 +550,14 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
     p->kern = p->l.type == GGML_TYPE_Q4_0 ? k->rp_q4_0 : k->rp_q8_0;
     p->n    = b->ne[1] * b->ne[2] * b->ne[3];
-    p->prep = mm_align(ggml_x_rp_prep_size(a->ne[0]));
+    p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
     p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));
     return true;
 }
 
 static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
-    return 2 * MM_ALIGN + (size_t) p->n * p->prep + (size_t) n_threads * p->tmp;
+    const size_t nsets = (size_t) ((p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS);
+    return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
 static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_rp_plan * p) {
@@ -562,7 +566,8 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int64_t k = a->ne[0];
     const int64_t ne11 = b->ne[1], ne12 = b->ne[2];
     char * xbase = mm_align_ptr(cc->wdata) + MM_ALIGN; // after the scheduling counter
-    float * tmp = (float *) (xbase + (size_t) p->n * p->prep + (size_t) cc->ith * p->tmp);
+    const int64_t nsets = (p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS;
+    float * tmp = (float *) (xbase + (size_t) nsets * p->set + (size_t) cc->ith * p->tmp);
 
     // phase 1: every src1 column prepared once
     mm_counter_init(cc);
@@ -578,36 +583,37 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             }
             row = tmp;
         }
-        ggml_x_rp_prep(p->l.type, row, k, xbase + (size_t) ic * p->prep);
+        ggml_x_rp_prep(p->l.type, row, k, (uint8_t *) xbase + (size_t) (ic / GGML_X_RP_COLS) * p->set,
+                       (int) (ic % GGML_X_RP_COLS));
     }
     ggml_cpu_barrier(cc);
 
     // phase 2: chunks of whole groups; the last chunk (if any) is the plain tail rows
     const int64_t ne01 = a->ne[1];
     const int64_t ngroups = p->l.ngroups;
-    const int64_t gchunk = mm_chunk_size(ngroups, cc->nth, 1);
+    // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
+    // the same time, so the cost of a thread finishing late is a whole chunk
+    const int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
     const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
     const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
-    const size_t q8_off = ggml_x_rp_prep_q8_off(k);
     const ggml_vec_dot_t tail_dot = ggml_x_type_traits(a->type)->vec_dot;
-    const uint8_t * xp[GGML_X_RP_COLS];
     char * dcol[GGML_X_RP_COLS];
     float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
     int64_t next = -1;
     for (int64_t c = mm_next_chunk(cc, &next); c < nchunks; c = mm_next_chunk(cc, &next)) {
         for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
             const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+            const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
             for (int j = 0; j < nc; j++) {
                 const int64_t ic = j0 + j;
                 const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
-                xp[j]   = (const uint8_t *) xbase + (size_t) ic * p->prep;
                 dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
             }
             if (c == ngc) {
                 for (int64_t ir = ngroups * GGML_X_RP_ROWS; ir < ne01; ir++) {
                     const char * row = (const char *) a->data + (size_t) ir * p->l.row_size;
                     for (int j = 0; j < nc; j++) {
-                        tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, xp[j] + q8_off);
+                        tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, ggml_x_rp_set_q8(set, k, j));
                     }
                 }
                 continue;
@@ -615,7 +621,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
             for (int64_t g = c * gchunk; g < g1; g++) {
                 const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * GGML_X_RP_ROWS * p->l.row_size;
-                p->kern(p->l.nblk, nc, grp, xp, out);
+                p->kern(p->l.nblk, nc, grp, set, out);
                 for (int j = 0; j < nc; j++) {
                     char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
                     for (int r = 0; r < GGML_X_RP_ROWS; r++) {

@@ -31,19 +31,16 @@ GXR_INLINE __m256i bcast4(const int8_t * p) {
     return _mm256_set1_epi32(v);
 }
 
-GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const uint8_t * const * xp, float * out,
+GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t * grp, const uint8_t * set, float * out,
                         const bool q4) {
     const int64_t k = nblk * QK8_0;
     const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0); // quant bytes of a block of 8 rows
     const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
-    const block_q8_0 * y[4];
-    const float * dx[4];
-    const int32_t * corr[4];
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
     __m256 acc[4];
+#pragma GCC unroll 4
     for (int j = 0; j < nc; j++) {
-        y[j]    = (const block_q8_0 *) (xp[j] + ggml_x_rp_prep_q8_off(k));
-        dx[j]   = (const float *) (xp[j] + ggml_x_rp_prep_dx_off(k));
-        corr[j] = (const int32_t *) (xp[j] + ggml_x_rp_prep_corr_off(k));
         acc[j]  = _mm256_setzero_ps();
     }
     const __m256i m4 = _mm256_set1_epi8(15);
@@ -55,6 +52,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
         const uint8_t * run = grp + (size_t) b0 * bs8;
         const uint8_t * blk = run + (size_t) (b - b0) * qb8;
         const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
+        const int8_t * xq = (const int8_t *) set + (size_t) b * GGML_X_RP_COLS * QK8_0;
         _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
@@ -64,6 +62,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
         }
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
         __m256i s[4];
+#pragma GCC unroll 4
         for (int j = 0; j < nc; j++) {
             s[j] = _mm256_setzero_si256();
         }
@@ -73,55 +72,60 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
                 const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
                 const __m256i lo = _mm256_and_si256(w, m4);
                 const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m4);
+#pragma GCC unroll 4
                 for (int j = 0; j < nc; j++) {
-                    const int8_t * qs = y[j][b].qs;
+                    const int8_t * qs = xq + 32*(j0 + j);
                     const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bcast4(qs + 4*c)),
                                                        _mm256_maddubs_epi16(hi, bcast4(qs + 16 + 4*c)));
                     s[j] = _mm256_add_epi16(s[j], p);
                 }
             }
+#pragma GCC unroll 4
             for (int j = 0; j < nc; j++) {
-                s[j] = _mm256_add_epi32(_mm256_madd_epi16(s[j], ones), _mm256_set1_epi32(corr[j][b]));
+                s[j] = _mm256_add_epi32(_mm256_madd_epi16(s[j], ones), _mm256_set1_epi32(corr[b*GGML_X_RP_COLS + j0 + j]));
             }
         } else {
 #pragma GCC unroll 8
             for (int c = 0; c < 8; c++) {
                 const __m256i w = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
                 const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 4
                 for (int j = 0; j < nc; j++) {
-                    const __m256i sx = _mm256_sign_epi8(bcast4(y[j][b].qs + 4*c), w);
+                    const __m256i sx = _mm256_sign_epi8(bcast4(xq + 32*(j0 + j) + 4*c), w);
                     s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sx), ones));
                 }
             }
         }
+#pragma GCC unroll 4
         for (int j = 0; j < nc; j++) {
-            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[j][b])), acc[j]);
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*GGML_X_RP_COLS + j0 + j])), acc[j]);
         }
     }
+#pragma GCC unroll 4
     for (int j = 0; j < nc; j++) {
         _mm256_storeu_ps(out + j*GGML_X_RP_ROWS, acc[j]);
     }
 }
 
-GXR_INLINE void rp_kernel(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out,
+GXR_INLINE void rp_kernel(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out,
                           const bool q4) {
     for (int j0 = 0; j0 < ncols; j0 += 4) {
         const int nc = ncols - j0 < 4 ? ncols - j0 : 4;
         switch (nc) {
-            case 1:  rp_cols(nblk, 1, grp, xp + j0, out + j0*GGML_X_RP_ROWS, q4); break;
-            case 2:  rp_cols(nblk, 2, grp, xp + j0, out + j0*GGML_X_RP_ROWS, q4); break;
-            case 3:  rp_cols(nblk, 3, grp, xp + j0, out + j0*GGML_X_RP_ROWS, q4); break;
-            default: rp_cols(nblk, 4, grp, xp + j0, out + j0*GGML_X_RP_ROWS, q4); break;
+            case 1:  rp_cols(nblk, 1, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            case 2:  rp_cols(nblk, 2, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            case 3:  rp_cols(nblk, 3, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            default: rp_cols(nblk, 4, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
         }
     }
 }
 
-GXR static void rp_q4_0_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out) {
-    rp_kernel(nblk, ncols, grp, xp, out, true);
+GXR static void rp_q4_0_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel(nblk, ncols, grp, set, out, true);
 }
 
-GXR static void rp_q8_0_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out) {
-    rp_kernel(nblk, ncols, grp, xp, out, false);
+GXR static void rp_q8_0_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel(nblk, ncols, grp, set, out, false);
 }
 
 void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k) {

@@ -29,7 +29,7 @@
 // a repacked tensor (ggml_x_rp_reads_packed), instead of computing garbage. The buffer type is
 // not host memory (is_host false), so callers go through get/set_tensor, which convert.
 //
-// Activations are prepared once per src1 column (ggml_x_rp_prep, layout in repack.h) from the
+// Activations are prepared once per src1 column (ggml_x_rp_prep; column sets, repack.h) from the
 // reference's q8_0 quantization, so the integer dot products are the ones of the plain path; the
 // per-row float sums run in block order, so results match the plain path to float rounding and
 // do not depend on the thread count.
@@ -356,29 +356,35 @@ static size_t rp_al(size_t n) {
     return (n + RP_ALIGN - 1) & ~(size_t) (RP_ALIGN - 1);
 }
 
-size_t ggml_x_rp_prep_q8_off(int64_t k) {
-    GGML_UNUSED(k);
-    return 0;
+size_t ggml_x_rp_set_dx_off(int64_t k) {
+    return (size_t) (k / QK8_0) * GGML_X_RP_COLS * QK8_0;
 }
 
-size_t ggml_x_rp_prep_dx_off(int64_t k) {
-    return ggml_x_rp_prep_q8_off(k) + rp_al((size_t) (k / QK8_0) * sizeof(block_q8_0));
+size_t ggml_x_rp_set_corr_off(int64_t k) {
+    return ggml_x_rp_set_dx_off(k) + rp_al((size_t) (k / QK8_0) * GGML_X_RP_COLS * sizeof(float));
 }
 
-size_t ggml_x_rp_prep_corr_off(int64_t k) {
-    return ggml_x_rp_prep_dx_off(k) + rp_al((size_t) (k / QK8_0) * sizeof(float));
+static size_t rp_set_q8_off(int64_t k) {
+    return ggml_x_rp_set_corr_off(k) + rp_al((size_t) (k / QK8_0) * GGML_X_RP_COLS * sizeof(int32_t));
 }
 
-size_t ggml_x_rp_prep_size(int64_t k) {
-    return ggml_x_rp_prep_corr_off(k) + rp_al((size_t) (k / QK8_0) * sizeof(int32_t));
+static size_t rp_q8_row(int64_t k) {
+    return rp_al((size_t) (k / QK8_0) * sizeof(block_q8_0));
 }
 
-void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, void * out) {
+size_t ggml_x_rp_set_size(int64_t k) {
+    return rp_set_q8_off(k) + GGML_X_RP_COLS * rp_q8_row(k);
+}
+
+const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j) {
+    return set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k);
+}
+
+void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j) {
     const int64_t nblk = k / QK8_0;
-    uint8_t * p = (uint8_t *) out;
-    block_q8_0 * q = (block_q8_0 *) (p + ggml_x_rp_prep_q8_off(k));
-    float * dx = (float *) (p + ggml_x_rp_prep_dx_off(k));
-    int32_t * corr = (int32_t *) (p + ggml_x_rp_prep_corr_off(k));
+    block_q8_0 * q = (block_q8_0 *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
+    float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
+    int32_t * corr = (int32_t *) (set + ggml_x_rp_set_corr_off(k));
     ggml_x_type_traits(GGML_TYPE_Q8_0)->from_float(x, q, (int) k);
     const int32_t off = wtype == GGML_TYPE_Q4_0 ? -8 : -128;
     for (int64_t b = 0; b < nblk; b++) {
@@ -386,21 +392,21 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, void * out
         for (int i = 0; i < QK8_0; i++) {
             s += q[b].qs[i];
         }
-        dx[b]   = GGML_FP16_TO_FP32(q[b].d);
-        corr[b] = off * s;
+        memcpy(set + (size_t) (b * GGML_X_RP_COLS + j) * QK8_0, q[b].qs, QK8_0);
+        dx[b * GGML_X_RP_COLS + j]   = GGML_FP16_TO_FP32(q[b].d);
+        corr[b * GGML_X_RP_COLS + j] = off * s;
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // scalar kernels (every level; the reference for the SIMD ones)
 
-static void rp_kernel_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out,
+static void rp_kernel_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out,
                              bool q4) {
     const size_t bs = q4 ? sizeof(block_q4_0) : sizeof(block_q8_0);
     const int64_t k = nblk * QK8_0;
-    const size_t q8_off = ggml_x_rp_prep_q8_off(k);
     for (int j = 0; j < ncols; j++) {
-        const block_q8_0 * y = (const block_q8_0 *) (xp[j] + q8_off);
+        const block_q8_0 * y = (const block_q8_0 *) ggml_x_rp_set_q8(set, k, j);
         for (int r = 0; r < GGML_X_RP_ROWS; r++) {
             float sum = 0.0f;
             for (int64_t b = 0; b < nblk; b++) {
@@ -427,10 +433,10 @@ static void rp_kernel_scalar(int64_t nblk, int ncols, const uint8_t * grp, const
     }
 }
 
-void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out) {
-    rp_kernel_scalar(nblk, ncols, grp, xp, out, true);
+void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel_scalar(nblk, ncols, grp, set, out, true);
 }
 
-void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out) {
-    rp_kernel_scalar(nblk, ncols, grp, xp, out, false);
+void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel_scalar(nblk, ncols, grp, set, out, false);
 }

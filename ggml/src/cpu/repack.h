@@ -38,25 +38,30 @@ bool ggml_x_rp_reads_packed(const struct ggml_tensor * t);
 void ggml_x_rp_pack(const struct ggml_x_rp_layout * l, char * base, const char * src, size_t off, size_t size);
 void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char * dst, size_t off, size_t size);
 
-// Prepared activation row (one src1 column) of k elements for weights of type wtype
-// (Q4_0 / Q8_0), 64-byte aligned, ggml_x_rp_prep_size(k) bytes:
-//   [q8_off, ...)           the row as plain block_q8_0 (the reference's quantization; the
-//                           kernels broadcast its byte quads, the plain tail rows use vec_dot)
-//   [dx_off, ...)           nblk float scales of the q8_0 blocks
-//   [corr_off, ...)         nblk int32: -8 (Q4_0) or -128 (Q8_0) times the sum of the block's int8
-//                           (the offset of unsigned weights: Q4_0 nibbles, Q8_0 + 128)
-size_t ggml_x_rp_prep_size(int64_t k);
-size_t ggml_x_rp_prep_q8_off(int64_t k);
-size_t ggml_x_rp_prep_dx_off(int64_t k);
-size_t ggml_x_rp_prep_corr_off(int64_t k);
-void   ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, void * out);
+// Prepared activations: a "column set" of up to GGML_X_RP_COLS src1 columns of k elements for
+// weights of type wtype (Q4_0 / Q8_0), 64-byte aligned, ggml_x_rp_set_size(k) bytes, so that a
+// kernel reaches every column of a block through one pointer and constant offsets:
+//   [0, 256*nblk)         per block, per column j: its 32 int8 (q8_0 quantization) at 32j
+//   [dx_off, ...)         per block, per column: the float scale of the q8_0 block
+//   [corr_off, ...)       per block, per column: int32 -8 (Q4_0) or -128 (Q8_0) times the sum of
+//                         the block's int8 (the offset of unsigned weights: Q4_0 nibbles, Q8_0 + 128)
+//   [q8_off, ...)         per column: the row as plain block_q8_0 (the reference's quantization,
+//                         for the type's vec_dot on the plain tail rows)
+// Slots of columns that were not prepared are never read.
+size_t ggml_x_rp_set_size(int64_t k);
+size_t ggml_x_rp_set_dx_off(int64_t k);
+size_t ggml_x_rp_set_corr_off(int64_t k);
+// column j's plain q8_0 row in a set
+const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j);
+// prepares F32 row x (k elements) as column j of set
+void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j);
 
-// Kernel: out[j*8 + r] = dot(row r of the group at grp, column j) for j < ncols (1..8),
-// xp[j] = prepared column j, nblk blocks per row.
-typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out);
+// Kernel: out[j*8 + r] = dot(row r of the group at grp, column j of set) for j < ncols (1..8),
+// nblk blocks per row.
+typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 
-void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out);
-void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * const * xp, float * out);
+void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 
 #ifdef __cplusplus
 }
