@@ -184,15 +184,15 @@ static void test_kernels(void) {
                     for (int scale = 0; scale < 2; scale++) {
                         rows_fill(t, w, nblk, pattern, scale);
                         ggml_x_rp_pack(&l, (char *) grp, (const char *) w, 0, rs * GGML_X_RP_ROWS);
-                        memset(set, 0x5a, psz);
-                        for (int j = 0; j < GGML_X_RP_COLS; j++) {
-                            const int xs = (j + pattern) % 3; // random; all +1; +-1
-                            for (int i = 0; i < k; i++) {
-                                x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
-                            }
-                            ggml_x_rp_prep(t, x, k, set, j);
-                        }
                         for (int nc = 1; nc <= GGML_X_RP_COLS; nc++) {
+                            memset(set, 0x5a, psz);
+                            for (int j = 0; j < nc; j++) {
+                                const int xs = (j + pattern) % 3; // random; all +1; +-1
+                                for (int i = 0; i < k; i++) {
+                                    x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
+                                }
+                                ggml_x_rp_prep(t, x, k, set, j, nc);
+                            }
                             float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
                             for (int i = 0; i < GGML_X_RP_COLS * GGML_X_RP_ROWS; i++) {
                                 out[i] = NAN;

@@ -583,8 +583,9 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             }
             row = tmp;
         }
+        const int64_t set0 = ic / GGML_X_RP_COLS * GGML_X_RP_COLS;
         ggml_x_rp_prep(p->l.type, row, k, (uint8_t *) xbase + (size_t) (ic / GGML_X_RP_COLS) * p->set,
-                       (int) (ic % GGML_X_RP_COLS));
+                       (int) (ic - set0), (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - set0));
     }
     ggml_cpu_barrier(cc);
 

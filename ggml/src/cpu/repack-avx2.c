@@ -31,7 +31,7 @@ GXR_INLINE __m256i bcast4(const int8_t * p) {
     return _mm256_set1_epi32(v);
 }
 
-GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t * grp, const uint8_t * set, float * out,
+GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int nct, const int j0, const uint8_t * grp, const uint8_t * set, float * out,
                         const bool q4) {
     const int64_t k = nblk * QK8_0;
     const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0); // quant bytes of a block of 8 rows
@@ -52,7 +52,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
         const uint8_t * run = grp + (size_t) b0 * bs8;
         const uint8_t * blk = run + (size_t) (b - b0) * qb8;
         const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
-        const int8_t * xq = (const int8_t *) set + (size_t) b * GGML_X_RP_COLS * QK8_0;
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nct * QK8_0;
         _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
@@ -82,7 +82,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
             }
 #pragma GCC unroll 4
             for (int j = 0; j < nc; j++) {
-                s[j] = _mm256_add_epi32(_mm256_madd_epi16(s[j], ones), _mm256_set1_epi32(corr[b*GGML_X_RP_COLS + j0 + j]));
+                s[j] = _mm256_add_epi32(_mm256_madd_epi16(s[j], ones), _mm256_set1_epi32(corr[b*nct + j0 + j]));
             }
         } else {
 #pragma GCC unroll 8
@@ -98,7 +98,7 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
         }
 #pragma GCC unroll 4
         for (int j = 0; j < nc; j++) {
-            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*GGML_X_RP_COLS + j0 + j])), acc[j]);
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[j]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*nct + j0 + j])), acc[j]);
         }
     }
 #pragma GCC unroll 4
@@ -112,10 +112,10 @@ GXR_INLINE void rp_kernel(int64_t nblk, int ncols, const uint8_t * grp, const ui
     for (int j0 = 0; j0 < ncols; j0 += 4) {
         const int nc = ncols - j0 < 4 ? ncols - j0 : 4;
         switch (nc) {
-            case 1:  rp_cols(nblk, 1, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
-            case 2:  rp_cols(nblk, 2, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
-            case 3:  rp_cols(nblk, 3, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
-            default: rp_cols(nblk, 4, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            case 1:  rp_cols(nblk, 1, ncols, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            case 2:  rp_cols(nblk, 2, ncols, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            case 3:  rp_cols(nblk, 3, ncols, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
+            default: rp_cols(nblk, 4, ncols, j0, grp, set, out + j0*GGML_X_RP_ROWS, q4); break;
         }
     }
 }

@@ -37,7 +37,7 @@ GXV_INLINE __m256i dpbusd_b(__m256i acc, __m256i w, const int8_t * p) {
 // Per block: the weight vectors are unpacked once into registers, then each column runs its
 // vpdpbusd chains (two, of 4 steps, for latency) and one multiply-add into its accumulator.
 // Only the accumulators live across blocks, so everything stays in registers.
-GXV_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t * grp, const uint8_t * set, float * out,
+GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const uint8_t * set, float * out,
                         const bool q4) {
     const int64_t k = nblk * QK8_0;
     const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0); // quant bytes of a block of 8 rows
@@ -58,7 +58,7 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
         const uint8_t * run = grp + (size_t) b0 * bs8;
         const uint8_t * blk = run + (size_t) (b - b0) * qb8;
         const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
-        const int8_t * xq = (const int8_t *) set + (size_t) b * GGML_X_RP_COLS * QK8_0;
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK8_0;
         _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
@@ -85,8 +85,8 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
 #pragma GCC unroll 8
         for (int j = 0; j < nc; j++) {
-            const int8_t * xj = xq + 32*(j0 + j);
-            __m256i s0 = _mm256_set1_epi32(corr[b*GGML_X_RP_COLS + j0 + j]);
+            const int8_t * xj = xq + 32*j;
+            __m256i s0 = _mm256_set1_epi32(corr[b*nc + j]);
             __m256i s1 = _mm256_setzero_si256();
             if (q4) {
 #pragma GCC unroll 4
@@ -101,7 +101,7 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
                     s1 = dpbusd_b(s1, w[c + 1], xj + 4*c + 4);
                 }
             }
-            const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*GGML_X_RP_COLS + j0 + j]));
+            const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*nc + j]));
             acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), sc, acc[j]);
         }
     }
@@ -114,14 +114,14 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const int j0, const uint8_t 
 GXV_INLINE void rp_kernel(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out,
                           const bool q4) {
     switch (ncols) {
-        case 1:  rp_cols(nblk, 1, 0, grp, set, out, q4); break;
-        case 2:  rp_cols(nblk, 2, 0, grp, set, out, q4); break;
-        case 3:  rp_cols(nblk, 3, 0, grp, set, out, q4); break;
-        case 4:  rp_cols(nblk, 4, 0, grp, set, out, q4); break;
-        case 5:  rp_cols(nblk, 5, 0, grp, set, out, q4); break;
-        case 6:  rp_cols(nblk, 6, 0, grp, set, out, q4); break;
-        case 7:  rp_cols(nblk, 7, 0, grp, set, out, q4); break;
-        default: rp_cols(nblk, 8, 0, grp, set, out, q4); break;
+        case 1:  rp_cols(nblk, 1, grp, set, out, q4); break;
+        case 2:  rp_cols(nblk, 2, grp, set, out, q4); break;
+        case 3:  rp_cols(nblk, 3, grp, set, out, q4); break;
+        case 4:  rp_cols(nblk, 4, grp, set, out, q4); break;
+        case 5:  rp_cols(nblk, 5, grp, set, out, q4); break;
+        case 6:  rp_cols(nblk, 6, grp, set, out, q4); break;
+        case 7:  rp_cols(nblk, 7, grp, set, out, q4); break;
+        default: rp_cols(nblk, 8, grp, set, out, q4); break;
     }
 }
 

@@ -380,7 +380,7 @@ const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j) {
     return set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k);
 }
 
-void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j) {
+void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc) {
     const int64_t nblk = k / QK8_0;
     block_q8_0 * q = (block_q8_0 *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
     float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
@@ -392,9 +392,9 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * 
         for (int i = 0; i < QK8_0; i++) {
             s += q[b].qs[i];
         }
-        memcpy(set + (size_t) (b * GGML_X_RP_COLS + j) * QK8_0, q[b].qs, QK8_0);
-        dx[b * GGML_X_RP_COLS + j]   = GGML_FP16_TO_FP32(q[b].d);
-        corr[b * GGML_X_RP_COLS + j] = off * s;
+        memcpy(set + (size_t) (b * nc + j) * QK8_0, q[b].qs, QK8_0);
+        dx[b * nc + j]   = GGML_FP16_TO_FP32(q[b].d);
+        corr[b * nc + j] = off * s;
     }
 }
 

@@ -41,9 +41,11 @@ void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char
 // Prepared activations: a "column set" of up to GGML_X_RP_COLS src1 columns of k elements for
 // weights of type wtype (Q4_0 / Q8_0), 64-byte aligned, ggml_x_rp_set_size(k) bytes, so that a
 // kernel reaches every column of a block through one pointer and constant offsets:
-//   [0, 256*nblk)         per block, per column j: its 32 int8 (q8_0 quantization) at 32j
-//   [dx_off, ...)         per block, per column: the float scale of the q8_0 block
-//   [corr_off, ...)       per block, per column: int32 -8 (Q4_0) or -128 (Q8_0) times the sum of
+// With nc columns in the set (1..8, the same for every column prepared into it; the slots are
+// packed by nc so that one column's bytes stay dense):
+//   [0, 32*nc*nblk)       per block, per column j: its 32 int8 (q8_0 quantization) at 32j
+//   [dx_off, ...)         per block (nc floats), per column: the float scale of the q8_0 block
+//   [corr_off, ...)       per block (nc int32), per column: -8 (Q4_0) or -128 (Q8_0) times the sum of
 //                         the block's int8 (the offset of unsigned weights: Q4_0 nibbles, Q8_0 + 128)
 //   [q8_off, ...)         per column: the row as plain block_q8_0 (the reference's quantization,
 //                         for the type's vec_dot on the plain tail rows)
@@ -53,11 +55,11 @@ size_t ggml_x_rp_set_dx_off(int64_t k);
 size_t ggml_x_rp_set_corr_off(int64_t k);
 // column j's plain q8_0 row in a set
 const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j);
-// prepares F32 row x (k elements) as column j of set
-void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j);
+// prepares F32 row x (k elements) as column j of a set of nc columns
+void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc);
 
-// Kernel: out[j*8 + r] = dot(row r of the group at grp, column j of set) for j < ncols (1..8),
-// nblk blocks per row.
+// Kernel: out[j*8 + r] = dot(row r of the group at grp, column j of set) for j < ncols (1..8,
+// the set's column count), nblk blocks per row.
 typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 
 void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
