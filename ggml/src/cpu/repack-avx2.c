@@ -1,8 +1,8 @@
 // repack-avx2.c - AVX2 kernels of weights repacked by groups of 8 rows (layout: repack.c).
 //
 // One 256-bit load of a block's quant bytes is one byte quad of each of the 8 rows (lane = row),
-// so each source column needs only a broadcast of its matching 4 activation bytes (read from the
-// prepared row's plain q8_0 copy) and every lane ends as the dot product of one row.
+// so each source column needs only a broadcast of its matching 4 activation bytes (from the
+// prepared column set, repack.h) and every lane ends as the dot product of one row.
 //   Q4_0: low and high nibbles x activations with vpmaddubsw; the 8 products of a block fit in
 //         int16 (|sum| <= 8 * 2 * 15 * 127), one vpmaddwd per block, plus the -8 * sum(x)
 //         correction prepared per block.

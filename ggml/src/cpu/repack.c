@@ -12,8 +12,8 @@
 // holds (QB = 16 quant bytes per Q4_0 block, 32 per Q8_0 block):
 //   n * 8*QB bytes: the quant bytes, block after block; a block's 8*QB bytes are chunks of 32:
 //                   chunk c holds quant bytes 4c..4c+3 of rows 0..7 (row r at 4r). One 256-bit
-//                   load is one byte quad per row (AVX2: lane = row), one 512-bit load two quads
-//                   per row (AVX-512: lanes 0-7 and 8-15);
+//                   load is one byte quad per row (lane = row; the AVX2 and the AVX-512 VNNI
+//                   kernels both work on 256-bit vectors);
 //   n * 16 bytes:   per block the 8 rows' fp16 scales (row r at 2r).
 // A run of 4 is 576 (Q4_0) or 1088 (Q8_0) bytes, so when the group starts 64-byte aligned (rows
 // of a multiple of 4 blocks) no vector load crosses a cache line.
