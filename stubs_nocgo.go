@@ -492,6 +492,19 @@ func CPUBufferType() (r0 *BufferType) {
 	panic(noCgo("CPUBufferType"))
 }
 
+// CPURepackBufferType returns the CPU buffer type whose Q4_0 and Q8_0 2-D weight matrices (at
+// least 8 rows) are stored repacked, interleaved by groups of 8 rows, for the CPU backend's
+// matrix products (ggml_x_backend_cpu_repack_buffer_type; registry entry "CPU_REPACK"). Matrix-
+// vector products and small batches then stream each weight once. Its memory is not host memory:
+// tensor data is read and written through Tensor methods (any offset and size), which convert.
+// Only MUL_MAT may read a repacked tensor, as its first operand and not through a view; a graph
+// where another op reads one fails to compute with an error. Other tensors are stored plainly.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func CPURepackBufferType() (r0 *BufferType) {
+	panic(noCgo("CPURepackBufferType"))
+}
+
 // Close releases a buffer type created from Go; it does nothing for built-in types. It is
 // idempotent and returns nil. Buffers allocated from the type must be closed first.
 //

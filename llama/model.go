@@ -30,6 +30,38 @@ type Options struct {
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.
 	Progress func(done, total int64)
+	// NoRepack keeps every CPU weight mapped from the file. By default the Q4_0 and Q8_0 matrix
+	// weights computed on the CPU (attention and FFN matrices, the output matrix) are copied
+	// into ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels
+	// stream faster. The environment variable GGML_GO_NO_REPACK=1 does the same.
+	NoRepack bool
+}
+
+// repackable reports whether a CPU weight goes to the repack buffer type: a matrix read only by
+// MUL_MAT (not token_embd, which GET_ROWS reads, nor the norms) of a type the repacked layout
+// has (Q4_0, Q8_0), 2-D with at least 8 rows.
+func repackable(ti gguf.TensorInfo) bool {
+	if ti.Type != gguf.TypeQ4_0 && ti.Type != gguf.TypeQ8_0 {
+		return false
+	}
+	if len(ti.Shape) < 2 || ti.Shape[1] < 8 {
+		return false
+	}
+	for _, d := range ti.Shape[2:] {
+		if d != 1 {
+			return false
+		}
+	}
+	if ti.Name == "output.weight" {
+		return true
+	}
+	for _, suffix := range []string{".attn_q.weight", ".attn_k.weight", ".attn_v.weight", ".attn_output.weight",
+		".ffn_gate.weight", ".ffn_up.weight", ".ffn_down.weight"} {
+		if strings.HasPrefix(ti.Name, "blk.") && strings.HasSuffix(ti.Name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultThreads returns the default number of CPU threads: the number of CPUs, at most 8.
@@ -295,8 +327,10 @@ func Load(path string, opt Options) (*Model, error) {
 		}
 		return func(d, _ int64) { opt.Progress(base+d, total) }
 	}
+	repack := !opt.NoRepack && os.Getenv("GGML_GO_NO_REPACK") != "1"
+	toRepack := func(ti gguf.TensorInfo) bool { return repack && !onOffload(ti.Name) && repackable(ti) }
 	cpuW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
-		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) },
+		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) },
 		Progress: progress(0),
 	})
 	if err != nil {
@@ -304,8 +338,30 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	m.weights = append(m.weights, cpuW)
 	for _, ti := range f.Tensors() {
-		if !onOffload(ti.Name) {
+		if !onOffload(ti.Name) && !toRepack(ti) {
 			done += ti.Size
+		}
+	}
+	nRepack := 0
+	for _, ti := range f.Tensors() {
+		if toRepack(ti) {
+			nRepack++
+		}
+	}
+	if nRepack > 0 {
+		rpW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
+			BufferType: ggml.CPURepackBufferType(),
+			Select:     toRepack,
+			Progress:   progress(done),
+		})
+		if err != nil {
+			return nil, err
+		}
+		m.weights = append(m.weights, rpW)
+		for _, ti := range f.Tensors() {
+			if toRepack(ti) {
+				done += ti.Size
+			}
 		}
 	}
 	if m.offload != nil {

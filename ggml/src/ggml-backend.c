@@ -473,6 +473,7 @@ GGML_CALL static ggml_backend_t bk_reg_cpu_init(const char * params, void * user
 static void bk_registry_init(void) {
     pthread_mutex_lock(&bk_registry_mutex);
     bk_register_locked("CPU", bk_reg_cpu_init, ggml_backend_cpu_buffer_type(), NULL);
+    bk_register_locked("CPU_REPACK", bk_reg_cpu_init, ggml_x_backend_cpu_repack_buffer_type(), NULL);
     pthread_mutex_unlock(&bk_registry_mutex);
 }
 

@@ -12,6 +12,7 @@
 // so threads that skipped the node and wait at the graph barrier never mix with them).
 
 #include "engine.h"
+#include "repack.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -125,6 +126,17 @@ static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct
             ggml_x_error(err_ctx, "ggml_graph_compute: no CPU kernel for op %s (node %d '%s')",
                          ggml_op_desc(node), i, node->name);
             return -2;
+        }
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            // interleaved weights (CPU_REPACK buffers): only MUL_MAT's src0 reads their layout
+            const struct ggml_tensor * src = node->src[j];
+            if (src != NULL && ggml_x_rp_reads_packed(src) &&
+                !(node->op == GGML_OP_MUL_MAT && j == 0 && src->view_src == NULL)) {
+                ggml_x_error(err_ctx, "ggml_graph_compute: source %d '%s' of node %d '%s' (%s) is stored repacked in a "
+                             "CPU_REPACK buffer, which only MUL_MAT can read as its first source (not through a view)",
+                             j, src->name, i, node->name, ggml_op_desc(node));
+                return -2;
+            }
         }
         if (op->supports != NULL && !op->supports(node)) {
             ggml_x_error(err_ctx, "ggml_graph_compute: the CPU kernel of %s does not support node %d '%s' (%s %s)",

@@ -12,6 +12,7 @@
 // same multiply-add chain per element).
 
 #include "cpu/gemm.h"
+#include "cpu/repack.h"
 
 #include <pthread.h>
 
@@ -77,6 +78,8 @@ static void gemm_kernels_scalar(struct ggml_x_gemm_kernels * k) {
     k->micro      = gemm_micro_scalar;
     k->pack_a_f32 = gemm_pack_a_f32_scalar;
     k->pack_a_f16 = gemm_pack_a_f16_scalar;
+    k->rp_q4_0    = ggml_x_rp_kernel_q4_0_scalar;
+    k->rp_q8_0    = ggml_x_rp_kernel_q8_0_scalar;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -93,16 +96,19 @@ bool ggml_x_gemm_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_ge
             ggml_x_gemm_kernels_avx2(k);
             ggml_x_qgemm_kernels_avx2(k);
             ggml_x_qgemv_kernels_avx2(k);
+            ggml_x_rp_kernels_avx2(k);
             break;
         case GGML_X_CPU_AVX512:
             ggml_x_gemm_kernels_avx512(k);
             ggml_x_qgemm_kernels_avx2(k);
             ggml_x_qgemv_kernels_avx2(k);
+            ggml_x_rp_kernels_avx2(k);
             break;
         case GGML_X_CPU_AVX512_VNNI:
             ggml_x_gemm_kernels_avx512(k);
             ggml_x_qgemm_kernels_vnni(k);
             ggml_x_qgemv_kernels_vnni(k);
+            ggml_x_rp_kernels_vnni(k);
             break;
 #endif
         default:

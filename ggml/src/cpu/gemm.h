@@ -70,6 +70,11 @@ struct ggml_x_gemm_kernels {
     size_t (*qgemv_prep_size)(enum ggml_type wtype, int64_t k);
     ggml_from_float_t qgemv_prep_q4_0, qgemv_prep_q8_0, qgemv_prep_q4_K;
     ggml_vec_dot_t    qgemv_q4_0, qgemv_q8_0, qgemv_q4_K;
+
+    // kernels of weights repacked in CPU_REPACK buffers (repack.h): 8 rows x 1..8 columns
+    // (repack.c: scalar at every level; repack-avx2.c, repack-avx512.c)
+    void (*rp_q4_0)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+    void (*rp_q8_0)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 };
 
 // kernels of exactly `level`; false (and the scalar kernels) when this CPU cannot run it
@@ -85,6 +90,8 @@ void ggml_x_qgemm_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemm_kernels_vnni(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemv_kernels_avx2(struct ggml_x_gemm_kernels * k);
 void ggml_x_qgemv_kernels_vnni(struct ggml_x_gemm_kernels * k);
+void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k);
+void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k);
 
 // ---------------------------------------------------------------------------------------------
 // testing hooks (not thread-safe: call while no graph is being computed)

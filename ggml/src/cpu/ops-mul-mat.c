@@ -24,9 +24,19 @@
 // weights, q8_0/q8_K for Q4_0/Q8_0/Q4_K), and phase 2 hands out chunks of weight rows (or
 // whole batches) to the threads. As in the reference, F16 weights see src1 rounded to F16 on both
 // paths (the GEMM packs the rounded values as F32).
+//
+// Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
+// path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
+// columns), phase 2 hands
+// out chunks of whole row groups dynamically, and each group is read once for up to 8 columns
+// (the level's rp_* kernel computes 8 rows x 8 columns per call); the rows after the last whole
+// group are plain and use the type's vec_dot. With more than 8 columns per weight matrix, when the
+// int8 GEMM handles the type, chunks of rows are unpacked into thread scratch and multiplied there.
+// src1 must be F32.
 
 #include "../ggml-impl.h"
 #include "cpu/gemm.h"
+#include "cpu/repack.h"
 
 #include <math.h>
 
@@ -316,6 +326,12 @@ static bool mul_mat_supports(const struct ggml_tensor * dst) {
     if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) {
         return false;
     }
+    if (ggml_x_rp_reads_packed(a)) {
+        // repacked weights: the tensor itself (not a view), F32 src1
+        if (!ggml_x_rp_is_packed(a, NULL) || b->type != GGML_TYPE_F32) {
+            return false;
+        }
+    }
     return mm_supports_types(a, b, dst);
 }
 
@@ -333,7 +349,16 @@ struct mm_gemm_plan {
     size_t  thread;            // per-thread scratch: packing buffer, float row, q8 row (aligned)
     size_t  scratch_off;       // offset of the float row in a thread's scratch
     size_t  q8_off;            // offset of the q8 row
+    bool    packed;            // W is repacked (CPU_REPACK): row chunks are unpacked first
+    struct ggml_x_rp_layout rp;
+    int64_t rchunk_max;        // rows per chunk at most (packed W)
+    size_t  unpack_off;        // offset of the unpacked rows in a thread's scratch
 };
+
+// rows of repacked weights unpacked at a time for the GEMM
+#define MM_RP_UNPACK_ROWS 64
+// chunks of row groups per thread on the repack kernels' path
+#define MM_RP_CHUNKS_PER_THREAD 16
 
 static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct ggml_tensor * b,
                                       const struct ggml_tensor * dst) {
@@ -363,6 +388,10 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
     memset(g, 0, sizeof(*g));
+    g->packed = ggml_x_rp_is_packed(a, &g->rp);
+    if (g->packed && b->ne[1] <= GGML_X_RP_COLS) {
+        return false; // the repack kernels
+    }
     g->kind = mm_gemm_kind(a, b, dst);
     if (g->kind == MM_GEMM_NONE) {
         return false;
@@ -392,6 +421,11 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
     g->scratch_off = mm_align(pack);
     g->q8_off      = g->scratch_off + mm_align((size_t) g->k * sizeof(float));
     g->thread      = g->q8_off + mm_align(q8);
+    if (g->packed) {
+        g->rchunk_max = (MM_RP_UNPACK_ROWS + g->row_unit - 1) / g->row_unit * g->row_unit;
+        g->unpack_off = g->thread;
+        g->thread    += mm_align((size_t) g->rchunk_max * g->rp.row_size);
+    }
     return true;
 }
 
@@ -466,8 +500,11 @@ static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     const int64_t ldd = (int64_t) (dst->nb[1] / sizeof(float));
 
     // work units: whole batches when there are enough of them, else chunks of rows of every batch
-    const bool by_batch = g->nbatch >= 2 * (int64_t) cc->nth;
-    const int64_t rchunk = by_batch ? g->m : mm_chunk_size(g->m, cc->nth, g->row_unit);
+    const bool by_batch = g->nbatch >= 2 * (int64_t) cc->nth && !g->packed;
+    int64_t rchunk = by_batch ? g->m : mm_chunk_size(g->m, cc->nth, g->row_unit);
+    if (g->packed) {
+        rchunk = GGML_X_MIN(rchunk, g->rchunk_max);
+    }
     const int64_t nrc = (g->m + rchunk - 1) / rchunk;
     const int64_t units = g->nbatch * nrc;
     int64_t next = -1;
@@ -479,10 +516,120 @@ static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
         const char * w = (const char *) a->data + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
         const char * xp = xbase + (size_t) bi * g->xpack;
         float * d = (float *) ((char *) dst->data + i12*dst->nb[2] + i13*dst->nb[3]);
-        if (g->kind == MM_GEMM_F) {
+        if (g->packed) {
+            // unpack rows [i0, i1) and multiply them as rows [0, i1 - i0)
+            char * rows = tscratch + g->unpack_off;
+            ggml_x_rp_unpack(&g->rp, (const char *) a->data, rows, (size_t) i0 * g->rp.row_size,
+                             (size_t) (i1 - i0) * g->rp.row_size);
+            ggml_x_qgemm_compute(a->type, rows, g->rp.row_size, 0, i1 - i0, g->n, g->k, xp, d + i0, ldd, tscratch);
+        } else if (g->kind == MM_GEMM_F) {
             ggml_x_gemm_f_compute(a->type, w, a->nb[1], i0, i1, g->n, g->k, (const float *) xp, d, ldd, tscratch);
         } else {
             ggml_x_qgemm_compute(a->type, w, a->nb[1], i0, i1, g->n, g->k, xp, d, ldd, tscratch);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MUL_MAT of repacked weights (repack.h)
+
+struct mm_rp_plan {
+    struct ggml_x_rp_layout l;
+    ggml_x_rp_kernel_t kern;
+    int64_t n;       // src1 columns (all batches: the weights are 2-D)
+    size_t  set;     // bytes of one prepared column set (GGML_X_RP_COLS columns)
+    size_t  tmp;     // per-thread F32 row (src1 rows not contiguous)
+};
+
+static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    if (!ggml_x_rp_is_packed(a, &p->l) || b->type != GGML_TYPE_F32) {
+        return false;
+    }
+    const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
+    p->kern = p->l.type == GGML_TYPE_Q4_0 ? k->rp_q4_0 : k->rp_q8_0;
+    p->n    = b->ne[1] * b->ne[2] * b->ne[3];
+    p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
+    p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));
+    return true;
+}
+
+static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
+    const size_t nsets = (size_t) ((p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS);
+    return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
+}
+
+static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_rp_plan * p) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    const int64_t k = a->ne[0];
+    const int64_t ne11 = b->ne[1], ne12 = b->ne[2];
+    char * xbase = mm_align_ptr(cc->wdata) + MM_ALIGN; // after the scheduling counter
+    const int64_t nsets = (p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS;
+    float * tmp = (float *) (xbase + (size_t) nsets * p->set + (size_t) cc->ith * p->tmp);
+
+    // phase 1: every src1 column prepared once
+    mm_counter_init(cc);
+    int64_t c0, c1;
+    mm_split(p->n, cc->ith, cc->nth, &c0, &c1);
+    for (int64_t ic = c0; ic < c1; ic++) {
+        const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
+        const char * src = (const char *) b->data + i11*b->nb[1] + i12*b->nb[2] + i13*b->nb[3];
+        const float * row = (const float *) src;
+        if (p->tmp != 0) {
+            for (int64_t i = 0; i < k; i++) {
+                tmp[i] = *(const float *) (src + i*b->nb[0]);
+            }
+            row = tmp;
+        }
+        const int64_t set0 = ic / GGML_X_RP_COLS * GGML_X_RP_COLS;
+        ggml_x_rp_prep(p->l.type, row, k, (uint8_t *) xbase + (size_t) (ic / GGML_X_RP_COLS) * p->set,
+                       (int) (ic - set0), (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - set0));
+    }
+    ggml_cpu_barrier(cc);
+
+    // phase 2: chunks of whole groups; the last chunk (if any) is the plain tail rows
+    const int64_t ne01 = a->ne[1];
+    const int64_t ngroups = p->l.ngroups;
+    // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
+    // the same time, so the cost of a thread finishing late is a whole chunk
+    const int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
+    const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
+    const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
+    const ggml_vec_dot_t tail_dot = ggml_x_type_traits(a->type)->vec_dot;
+    char * dcol[GGML_X_RP_COLS];
+    float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
+    int64_t next = -1;
+    for (int64_t c = mm_next_chunk(cc, &next); c < nchunks; c = mm_next_chunk(cc, &next)) {
+        for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
+            const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+            const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
+            for (int j = 0; j < nc; j++) {
+                const int64_t ic = j0 + j;
+                const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
+                dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+            }
+            if (c == ngc) {
+                for (int64_t ir = ngroups * GGML_X_RP_ROWS; ir < ne01; ir++) {
+                    const char * row = (const char *) a->data + (size_t) ir * p->l.row_size;
+                    for (int j = 0; j < nc; j++) {
+                        tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, ggml_x_rp_set_q8(set, k, j));
+                    }
+                }
+                continue;
+            }
+            const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
+            for (int64_t g = c * gchunk; g < g1; g++) {
+                const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * GGML_X_RP_ROWS * p->l.row_size;
+                p->kern(p->l.nblk, nc, grp, set, out);
+                for (int j = 0; j < nc; j++) {
+                    char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
+                    for (int r = 0; r < GGML_X_RP_ROWS; r++) {
+                        *(float *) (d + (size_t) r * dst->nb[0]) = out[j*GGML_X_RP_ROWS + r];
+                    }
+                }
+            }
         }
     }
 }
@@ -491,6 +638,10 @@ static size_t mul_mat_work_size(const struct ggml_tensor * dst, int n_threads) {
     struct mm_gemm_plan g;
     if (mm_gemm_plan(dst, &g)) {
         return mm_gemm_work_size(&g, n_threads);
+    }
+    struct mm_rp_plan rp;
+    if (mm_rp_plan(dst, &rp)) {
+        return mm_rp_work_size(&rp, n_threads);
     }
     struct mm_src1 p;
     if (!mm_src1_plan(dst->src[0], dst->src[1], &p)) {
@@ -506,6 +657,11 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     struct mm_gemm_plan g;
     if (mm_gemm_plan(dst, &g)) {
         mm_gemm_forward(cc, dst, &g);
+        return;
+    }
+    struct mm_rp_plan rp;
+    if (mm_rp_plan(dst, &rp)) {
+        mm_rp_forward(cc, dst, &rp);
         return;
     }
 

@@ -1,0 +1,141 @@
+// repack-avx512.c - AVX-512 VNNI kernels of weights repacked by groups of 8 rows (layout:
+// repack.c), on 256-bit vectors (AVX512-VL).
+//
+// As in repack-avx2.c, one 256-bit load of a block's quant bytes is one byte quad of each of the
+// 8 rows (lane = row), so a source column needs its matching 4 activation bytes broadcast to all
+// lanes, which vpdpbusd takes as an embedded broadcast of the prepared row's q8_0 bytes (compact:
+// it stays in L1). 512-bit vectors were measured slower here: they need the activations expanded
+// (4x the bytes, out of L1) or permuted, and the CPUs at hand execute them as two 256-bit halves.
+// vpdpbusd wants unsigned weights: Q4_0 nibbles are 0..15 (the accumulator starts at the prepared
+// -8 * sum(x)), Q8_0 bytes get + 128 (xor 0x80, start -128 * sum(x)). All 8 columns in one pass
+// (32 vector registers).
+
+#if defined(__x86_64__)
+
+#include "cpu/gemm.h"
+#include "cpu/repack.h"
+#include "ggml-quants.h"
+
+#include <immintrin.h>
+
+#define GXV __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+#define GXV_INLINE GXV __attribute__((always_inline)) static inline
+
+// bytes ahead of the current block that the kernels prefetch
+#define RP_PREFETCH 1024
+
+typedef int32_t rp_i32u __attribute__((may_alias, aligned(4)));
+
+// acc + dot of the unsigned bytes of w with the 4 signed bytes at p in every lane: vpdpbusd with
+// an embedded broadcast memory operand (compilers do not fold _mm256_set1_epi32 of a load into
+// it; a separate broadcast per vpdpbusd costs a third of the throughput with 8 columns)
+GXV_INLINE __m256i dpbusd_b(__m256i acc, __m256i w, const int8_t * p) {
+    __asm__("vpdpbusd %2%{1to8%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const rp_i32u *) p));
+    return acc;
+}
+
+// Per block: the weight vectors are unpacked once into registers, then each column runs its
+// vpdpbusd chains (two, of 4 steps, for latency) and one multiply-add into its accumulator.
+// Only the accumulators live across blocks, so everything stays in registers.
+GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const uint8_t * set, float * out,
+                        const bool q4) {
+    const int64_t k = nblk * QK8_0;
+    const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0); // quant bytes of a block of 8 rows
+    const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
+    __m256 acc[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        acc[j] = _mm256_setzero_ps();
+    }
+    const __m256i m4 = _mm256_set1_epi8(15);
+    const __m256i x80 = _mm256_set1_epi8((char) 0x80);
+    for (int64_t b = 0; b < nblk; b++) {
+        // runs of 4 blocks: quant bytes, then the scales (repack.c)
+        const int64_t b0 = b & ~(int64_t) 3;
+        const int64_t nin = nblk - b0 < 4 ? nblk - b0 : 4;
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+        const uint8_t * blk = run + (size_t) (b - b0) * qb8;
+        const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK8_0;
+        _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
+        if (!q4) {
+            _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
+            _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
+        }
+        // w[c]: activation bytes 4c..4c+3 of each row (Q4_0: c < 4 low nibbles, c >= 4 the high
+        // nibbles, activation bytes 16 + 4(c-4)..)
+        __m256i w[8];
+        if (q4) {
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
+                w[c]     = _mm256_and_si256(v, m4);
+                w[4 + c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            }
+        } else {
+#pragma GCC unroll 8
+            for (int c = 0; c < 8; c++) {
+                w[c] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (blk + 32*c)), x80);
+            }
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
+#pragma GCC unroll 8
+        for (int j = 0; j < nc; j++) {
+            const int8_t * xj = xq + 32*j;
+            __m256i s0 = _mm256_set1_epi32(corr[b*nc + j]);
+            __m256i s1 = _mm256_setzero_si256();
+            if (q4) {
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; c++) {
+                    s0 = dpbusd_b(s0, w[c], xj + 4*c);
+                    s1 = dpbusd_b(s1, w[4 + c], xj + 16 + 4*c);
+                }
+            } else {
+#pragma GCC unroll 4
+                for (int c = 0; c < 8; c += 2) {
+                    s0 = dpbusd_b(s0, w[c], xj + 4*c);
+                    s1 = dpbusd_b(s1, w[c + 1], xj + 4*c + 4);
+                }
+            }
+            const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*nc + j]));
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), sc, acc[j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        _mm256_storeu_ps(out + j*GGML_X_RP_ROWS, acc[j]);
+    }
+}
+
+GXV_INLINE void rp_kernel(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out,
+                          const bool q4) {
+    switch (ncols) {
+        case 1:  rp_cols(nblk, 1, grp, set, out, q4); break;
+        case 2:  rp_cols(nblk, 2, grp, set, out, q4); break;
+        case 3:  rp_cols(nblk, 3, grp, set, out, q4); break;
+        case 4:  rp_cols(nblk, 4, grp, set, out, q4); break;
+        case 5:  rp_cols(nblk, 5, grp, set, out, q4); break;
+        case 6:  rp_cols(nblk, 6, grp, set, out, q4); break;
+        case 7:  rp_cols(nblk, 7, grp, set, out, q4); break;
+        default: rp_cols(nblk, 8, grp, set, out, q4); break;
+    }
+}
+
+GXV static void rp_q4_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel(nblk, ncols, grp, set, out, true);
+}
+
+GXV static void rp_q8_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel(nblk, ncols, grp, set, out, false);
+}
+
+void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
+    k->rp_q4_0 = rp_q4_0_vnni;
+    k->rp_q8_0 = rp_q8_0_vnni;
+}
+
+#endif // __x86_64__
