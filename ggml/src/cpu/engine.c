@@ -167,14 +167,19 @@ static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct
 // Thread 0 times each computed node from the start of its kernel to the moment it may start the
 // next node (after the graph barrier, when there is one), so the figure includes the wait for
 // the slowest thread. Totals are kept per op (MUL_MAT split by the type of src0) and printed to
-// stderr at exit. Off, the engine reads one flag per compute.
+// stderr at exit. GGML_X_PROFILE=2 also prints the time of each node index (the first
+// PROF_NODES nodes; meaningful when the same graph is computed each time). Off, the engine reads
+// one flag per compute.
 
-enum { PROF_SLOTS = GGML_OP_COUNT + GGML_TYPE_COUNT };
+enum { PROF_SLOTS = GGML_OP_COUNT + GGML_TYPE_COUNT, PROF_NODES = 256 };
 
 struct ggml_x_prof {
     double   ns[PROF_SLOTS];
     uint64_t count[PROF_SLOTS];
     uint64_t computes;
+    double   node_ns[PROF_NODES];
+    char     node_name[PROF_NODES][40];
+    int      n_nodes;
 };
 
 static struct ggml_x_prof ggml_x_prof_acc;
@@ -208,11 +213,19 @@ static void ggml_x_prof_print(void) {
                 (double) p->count[i] / (double) p->computes, p->ns[i] / 1e3 / (double) p->computes,
                 p->ns[i] / 1e3 / (double) p->count[i], 100.0 * p->ns[i] / total);
     }
+    if (ggml_x_prof_state == 2) {
+        for (int i = 0; i < p->n_nodes; i++) {
+            if (p->node_ns[i] > 0.0) {
+                fprintf(stderr, "  node %3d %-38s %10.1f us\n", i, p->node_name[i],
+                        p->node_ns[i] / 1e3 / (double) p->computes);
+            }
+        }
+    }
 }
 
 static void ggml_x_prof_init(void) {
     const char * e = getenv("GGML_X_PROFILE");
-    ggml_x_prof_state = (e != NULL && e[0] != '\0' && e[0] != '0') ? 1 : 0;
+    ggml_x_prof_state = (e != NULL && e[0] != '\0' && e[0] != '0') ? (e[0] == '2' ? 2 : 1) : 0;
     if (ggml_x_prof_state) {
         atexit(ggml_x_prof_print);
     }
@@ -222,7 +235,7 @@ static bool ggml_x_prof_on(void) {
     if (ggml_x_prof_state < 0) {
         pthread_once(&ggml_x_prof_once, ggml_x_prof_init);
     }
-    return ggml_x_prof_state == 1;
+    return ggml_x_prof_state > 0;
 }
 
 static inline int64_t ggml_x_prof_now(void) {
@@ -238,12 +251,28 @@ static int ggml_x_prof_slot(const struct ggml_tensor * node) {
     return (int) node->op;
 }
 
-static void ggml_x_prof_merge(const struct ggml_x_prof * p) {
+static inline void ggml_x_prof_add(struct ggml_x_prof * p, const struct ggml_tensor * node, int i, int64_t ns) {
+    const int slot = ggml_x_prof_slot(node);
+    p->ns[slot] += (double) ns;
+    p->count[slot]++;
+    if (i < PROF_NODES) {
+        p->node_ns[i] += (double) ns;
+    }
+}
+
+static void ggml_x_prof_merge(const struct ggml_x_prof * p, const struct ggml_cgraph * g) {
     pthread_mutex_lock(&ggml_x_prof_lock);
     for (int i = 0; i < PROF_SLOTS; i++) {
         ggml_x_prof_acc.ns[i] += p->ns[i];
         ggml_x_prof_acc.count[i] += p->count[i];
     }
+    const int n = g->n_nodes < PROF_NODES ? g->n_nodes : PROF_NODES;
+    for (int i = 0; i < n; i++) {
+        ggml_x_prof_acc.node_ns[i] += p->node_ns[i];
+        snprintf(ggml_x_prof_acc.node_name[i], sizeof(ggml_x_prof_acc.node_name[i]), "%.14s %.24s",
+                 ggml_op_name(g->nodes[i]->op), g->nodes[i]->name);
+    }
+    ggml_x_prof_acc.n_nodes = n > ggml_x_prof_acc.n_nodes ? n : ggml_x_prof_acc.n_nodes;
     ggml_x_prof_acc.computes++;
     pthread_mutex_unlock(&ggml_x_prof_lock);
 }
@@ -298,9 +327,7 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
         }
         if (i == last) {
             if (prof != NULL) {
-                const int slot = ggml_x_prof_slot(nodes[i]);
-                prof->ns[slot] += (double) (ggml_x_prof_now() - t_node);
-                prof->count[slot]++;
+                ggml_x_prof_add(prof, nodes[i], i, ggml_x_prof_now() - t_node);
             }
             break; // the pool waits for every thread anyway
         }
@@ -326,9 +353,7 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
         }
         if (prof != NULL) {
             const int64_t t = ggml_x_prof_now();
-            const int slot = ggml_x_prof_slot(nodes[i]);
-            prof->ns[slot] += (double) (t - t_node);
-            prof->count[slot]++;
+            ggml_x_prof_add(prof, nodes[i], i, t - t_node);
             t_node = t;
         }
         i = j;
@@ -389,7 +414,7 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
     ggml_x_barrier_destroy(&st.node_barrier);
     ggml_x_barrier_destroy(&st.graph_barrier);
     if (st.prof != NULL) {
-        ggml_x_prof_merge(st.prof);
+        ggml_x_prof_merge(st.prof, g);
     }
     return atomic_load(&st.stop_after) == INT_MAX;
 }
