@@ -551,12 +551,22 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
         for (int64_t c = mm_next_chunk(cc, &nx); c < nc; c = mm_next_chunk(cc, &nx)) {
             const int64_t ie = GGML_X_MIN(ne01, (c + 1) * rc);
             for (int64_t ir = c * rc; ir < ie; ir++) {
-                for (int64_t ic = 0; ic < ncols; ic++) {
-                    const int64_t i13 = ic / ne12;
-                    const int64_t i12 = ic - i13 * ne12;
-                    const char * arow = (const char *) a->data + ir*a->nb[1] + (i12 / r2)*a->nb[2] + (i13 / r3)*a->nb[3];
-                    float * d = (float *) ((char *) dst->data + ir*dst->nb[0] + i12*dst->nb[2] + i13*dst->nb[3]);
-                    p.dot((int) a->ne[0], d, arow, mm_src1_row(b, &p, conv, 0, i12, i13));
+                const char * arow = (const char *) a->data + ir*a->nb[1];
+                char * drow = (char *) dst->data + ir*dst->nb[0];
+                // matrix (i12 / r2, i13 / r3) counted along, no division per element
+                for (int64_t i13 = 0, i03 = 0, k3 = 0; i13 < ne13; i13++) {
+                    for (int64_t i12 = 0, i02 = 0, k2 = 0; i12 < ne12; i12++) {
+                        p.dot((int) a->ne[0], (float *) (drow + i12*dst->nb[2] + i13*dst->nb[3]),
+                              arow + i02*a->nb[2] + i03*a->nb[3], mm_src1_row(b, &p, conv, 0, i12, i13));
+                        if (++k2 == r2) {
+                            k2 = 0;
+                            i02++;
+                        }
+                    }
+                    if (++k3 == r3) {
+                        k3 = 0;
+                        i03++;
+                    }
                 }
             }
         }
