@@ -190,7 +190,12 @@ static void dup_run_f(char * d, size_t ds, enum ggml_type dt, const char * s, si
             ggml_fp16_t * hd = ds == sizeof(ggml_fp16_t) ? (ggml_fp16_t *) dc : h;
             ggml_x_fp32_to_fp16_row_simd(sf, hd, (int) m);
             if (hd == h) {
-                for (int64_t i = 0; i < m; i++) *(ggml_fp16_t *) (dc + i * ds) = h[i];
+                // scattered stores (a transposed V cache: one cache line per element); the
+                // lines are requested ahead so that their misses overlap
+                for (int64_t i = 0; i < m; i++) {
+                    __builtin_prefetch(dc + (i + 24) * ds, 1, 0);
+                    *(ggml_fp16_t *) (dc + i * ds) = h[i];
+                }
             }
         } else {
             const ggml_fp16_t * sh = (const ggml_fp16_t *) sc;
@@ -223,8 +228,25 @@ static void dup_same_shape_f(const struct ggml_tensor * cc_src, struct ggml_tens
         }
     }
     const int64_t n0 = dst->ne[od[0]], n1 = dst->ne[od[1]], n2 = dst->ne[od[2]];
+    const int64_t rows = n0 * n1 * n2, len = dst->ne[in];
+    if (rows < nth) {
+        // fewer runs than threads (e.g. one column of a transposed cache): split each run
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t j0 = r % n0, j1 = (r / n0) % n1, j2 = r / (n0 * n1);
+            int64_t e0, e1;
+            rowconv_split(len, ith, nth, &e0, &e1);
+            const char * s = (const char *) src->data + j0 * src->nb[od[0]] + j1 * src->nb[od[1]] +
+                             j2 * src->nb[od[2]] + e0 * src->nb[in];
+            char * d = (char *) dst->data + j0 * dst->nb[od[0]] + j1 * dst->nb[od[1]] + j2 * dst->nb[od[2]] +
+                       e0 * dst->nb[in];
+            if (e1 > e0) {
+                dup_run_f(d, dst->nb[in], dst->type, s, src->nb[in], src->type, e1 - e0);
+            }
+        }
+        return;
+    }
     int64_t r0, r1;
-    rowconv_split(n0 * n1 * n2, ith, nth, &r0, &r1);
+    rowconv_split(rows, ith, nth, &r0, &r1);
     if (r0 >= r1) {
         return;
     }
@@ -232,7 +254,7 @@ static void dup_same_shape_f(const struct ggml_tensor * cc_src, struct ggml_tens
     for (int64_t r = r0; r < r1; r++) {
         const char * s = (const char *) src->data + j0 * src->nb[od[0]] + j1 * src->nb[od[1]] + j2 * src->nb[od[2]];
         char * d = (char *) dst->data + j0 * dst->nb[od[0]] + j1 * dst->nb[od[1]] + j2 * dst->nb[od[2]];
-        dup_run_f(d, dst->nb[in], dst->type, s, src->nb[in], src->type, dst->ne[in]);
+        dup_run_f(d, dst->nb[in], dst->type, s, src->nb[in], src->type, len);
         if (++j0 == n0) {
             j0 = 0;
             if (++j1 == n1) {
