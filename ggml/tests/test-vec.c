@@ -315,11 +315,47 @@ static void test_attention_mul_mat(void) {
     }
 }
 
+// one-row element-wise nodes (a token's activations) split along the row between threads
+static void test_one_row_split(void) {
+    float out[2][3][4099];
+    for (int nth = 1; nth <= 2; nth++) {
+        struct ggml_context * ctx = new_ctx();
+        const int n = 4099;
+        struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+        struct ggml_tensor * y = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+        g_state = 12345;
+        fill_tensor(x);
+        fill_tensor(y);
+        struct ggml_tensor * m = ggml_mul(ctx, x, y);
+        struct ggml_tensor * a = ggml_add(ctx, x, y);
+        struct ggml_tensor * u = ggml_silu(ctx, x);
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, m);
+        ggml_build_forward_expand(gf, a);
+        ggml_build_forward_expand(gf, u);
+        ggml_graph_compute_with_ctx(ctx, gf, nth);
+        int bad = 0;
+        for (int i = 0; i < n; i++) {
+            const float xv = ((float *) x->data)[i], yv = ((float *) y->data)[i];
+            bad += ((float *) m->data)[i] != xv * yv;
+            bad += ((float *) a->data)[i] != xv + yv;
+            bad += fabs(((float *) u->data)[i] - xv / (1.0 + exp(-(double) xv))) > 1e-6;
+        }
+        T_CHECK_MSG(bad == 0, "%d threads: %d wrong elements", nth, bad);
+        memcpy(out[nth - 1][0], m->data, sizeof(float) * n);
+        memcpy(out[nth - 1][1], a->data, sizeof(float) * n);
+        memcpy(out[nth - 1][2], u->data, sizeof(float) * n);
+        ggml_free(ctx);
+    }
+    T_CHECK(memcmp(out[0], out[1], sizeof(out[0])) == 0);
+}
+
 int main(void) {
     T_RUN(test_vec_unary);
     T_RUN(test_vec_sums);
     T_RUN(test_vec_softmax);
     T_RUN(test_cpy_kv);
     T_RUN(test_attention_mul_mat);
+    T_RUN(test_one_row_split);
     return T_SUMMARY();
 }

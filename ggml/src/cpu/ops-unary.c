@@ -112,8 +112,23 @@ static void unary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const size_t snb0 = src0->nb[0], dnb0 = dst->nb[0];
     const bool dense = snb0 == sizeof(float) && dnb0 == sizeof(float);
 
+    const int64_t nr = ggml_nrows(dst);
+    if (dense && nr < cc->nth) {
+        // fewer rows than threads (one token's activations): split the rows along dim 0
+        int64_t e0, e1;
+        rowconv_split_aligned(ne0, cc->ith, cc->nth, 16, &e0, &e1);
+        for (int64_t ir = 0; ir < nr && e1 > e0; ir++) {
+            int64_t i1, i2, i3;
+            rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
+            const float * x = (const float *) rowconv_row(src0, i1, i2, i3);
+            float * y = (float *) rowconv_row(dst, i1, i2, i3);
+            unary_vec(kind, e1 - e0, y + e0, x + e0, p);
+        }
+        return;
+    }
+
     int64_t ir0, ir1;
-    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+    rowconv_split(nr, cc->ith, cc->nth, &ir0, &ir1);
 
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
