@@ -184,7 +184,7 @@ struct ggml_x_prof {
 
 static struct ggml_x_prof ggml_x_prof_acc;
 static pthread_mutex_t ggml_x_prof_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ggml_x_prof_state = -1; // -1: not read yet, 0: off, 1: on
+static int ggml_x_prof_state; // 0: off, 1: per-op totals, 2: also per node (set once by ggml_x_prof_init)
 static pthread_once_t ggml_x_prof_once = PTHREAD_ONCE_INIT;
 
 static void ggml_x_prof_print(void) {
@@ -232,9 +232,7 @@ static void ggml_x_prof_init(void) {
 }
 
 static bool ggml_x_prof_on(void) {
-    if (ggml_x_prof_state < 0) {
-        pthread_once(&ggml_x_prof_once, ggml_x_prof_init);
-    }
+    pthread_once(&ggml_x_prof_once, ggml_x_prof_init); // after the first call, one load
     return ggml_x_prof_state > 0;
 }
 
