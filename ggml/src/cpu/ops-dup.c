@@ -277,7 +277,7 @@ static void dup_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst
             u0 = GGML_X_MIN(u0 * 32, ggml_nelements(dst));
             u1 = GGML_X_MIN(u1 * 32, ggml_nelements(dst));
             const size_t ses = ggml_type_size(src->type), des = ggml_type_size(dtype);
-            if (u1 > u0 && dst->data != src->data) {
+            if (u1 > u0 && !(dst->data == src->data && src->type == dtype)) {
                 dup_run_f((char *) dst->data + u0 * des, des, dtype, (const char *) src->data + u0 * ses, ses,
                           src->type, u1 - u0);
             }
