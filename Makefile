@@ -211,6 +211,19 @@ bench-matvec: $(BUILD)/bin/bench-matvec
 
 bench: bench-matvec
 
+# one LLaMA-style decode layer per weight type (build/bench-layer.c): ms per token against the
+# floor (weight bytes / read bandwidth measured in the same process) at 1 and 2 threads.
+# BENCH_LAYER_ARGS passes e.g. "types=q6_K threads=2 runs=3".
+.PHONY: bench-layer
+$(BUILD)/bin/bench-layer: build/bench-layer.c $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-layer: $(BUILD)/bin/bench-layer
+	./$(BUILD)/bin/bench-layer $(BENCH_LAYER_ARGS)
+
+bench: bench-layer
+
 # ---------------------------------------------------------------------------------------------
 # GGML_MULTIPLATFORM and HBM builds (separate build directories; the ordinary rules with the
 # compiler flags swapped)

@@ -16,7 +16,9 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -172,6 +174,120 @@ static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct
 }
 
 // ---------------------------------------------------------------------------------------------
+// profile (GGML_X_PROFILE=1)
+//
+// Thread 0 times each computed node from the start of its kernel to the moment it may start the
+// next node (after the graph barrier, when there is one), so the figure includes the wait for
+// the slowest thread. Totals are kept per op (MUL_MAT split by the type of src0) and printed to
+// stderr at exit. GGML_X_PROFILE=2 also prints the time of each node index (the first
+// PROF_NODES nodes; meaningful when the same graph is computed each time). Off, the engine reads
+// one flag per compute.
+
+enum { PROF_SLOTS = GGML_OP_COUNT + GGML_TYPE_COUNT, PROF_NODES = 256 };
+
+struct ggml_x_prof {
+    double   ns[PROF_SLOTS];
+    uint64_t count[PROF_SLOTS];
+    uint64_t computes;
+    double   node_ns[PROF_NODES];
+    char     node_name[PROF_NODES][40];
+    int      n_nodes;
+};
+
+static struct ggml_x_prof ggml_x_prof_acc;
+static pthread_mutex_t ggml_x_prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ggml_x_prof_state; // 0: off, 1: per-op totals, 2: also per node (set once by ggml_x_prof_init)
+static pthread_once_t ggml_x_prof_once = PTHREAD_ONCE_INIT;
+
+static void ggml_x_prof_print(void) {
+    struct ggml_x_prof * p = &ggml_x_prof_acc;
+    if (p->computes == 0) {
+        return;
+    }
+    double total = 0.0;
+    for (int i = 0; i < PROF_SLOTS; i++) {
+        total += p->ns[i];
+    }
+    fprintf(stderr, "ggml profile: %llu computes, %.3f ms per compute in nodes\n",
+            (unsigned long long) p->computes, total / 1e6 / (double) p->computes);
+    fprintf(stderr, "  %-22s %8s %12s %10s %6s\n", "op", "nodes", "us/compute", "us/node", "%");
+    for (int i = 0; i < PROF_SLOTS; i++) {
+        if (p->count[i] == 0) {
+            continue;
+        }
+        char name[48];
+        if (i < GGML_OP_COUNT) {
+            snprintf(name, sizeof(name), "%s", ggml_op_name((enum ggml_op) i));
+        } else {
+            snprintf(name, sizeof(name), "MUL_MAT %s", ggml_type_name((enum ggml_type) (i - GGML_OP_COUNT)));
+        }
+        fprintf(stderr, "  %-22s %8.1f %12.1f %10.2f %6.1f\n", name,
+                (double) p->count[i] / (double) p->computes, p->ns[i] / 1e3 / (double) p->computes,
+                p->ns[i] / 1e3 / (double) p->count[i], 100.0 * p->ns[i] / total);
+    }
+    if (ggml_x_prof_state == 2) {
+        for (int i = 0; i < p->n_nodes; i++) {
+            if (p->node_ns[i] > 0.0) {
+                fprintf(stderr, "  node %3d %-38s %10.1f us\n", i, p->node_name[i],
+                        p->node_ns[i] / 1e3 / (double) p->computes);
+            }
+        }
+    }
+}
+
+static void ggml_x_prof_init(void) {
+    const char * e = getenv("GGML_X_PROFILE");
+    ggml_x_prof_state = (e != NULL && e[0] != '\0' && e[0] != '0') ? (e[0] == '2' ? 2 : 1) : 0;
+    if (ggml_x_prof_state) {
+        atexit(ggml_x_prof_print);
+    }
+}
+
+static bool ggml_x_prof_on(void) {
+    pthread_once(&ggml_x_prof_once, ggml_x_prof_init); // after the first call, one load
+    return ggml_x_prof_state > 0;
+}
+
+static inline int64_t ggml_x_prof_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int ggml_x_prof_slot(const struct ggml_tensor * node) {
+    if (node->op == GGML_OP_MUL_MAT && node->src[0] != NULL) {
+        return GGML_OP_COUNT + (int) node->src[0]->type;
+    }
+    return (int) node->op;
+}
+
+static inline void ggml_x_prof_add(struct ggml_x_prof * p, const struct ggml_tensor * node, int i, int64_t ns) {
+    const int slot = ggml_x_prof_slot(node);
+    p->ns[slot] += (double) ns;
+    p->count[slot]++;
+    if (i < PROF_NODES) {
+        p->node_ns[i] += (double) ns;
+    }
+}
+
+static void ggml_x_prof_merge(const struct ggml_x_prof * p, const struct ggml_cgraph * g) {
+    pthread_mutex_lock(&ggml_x_prof_lock);
+    for (int i = 0; i < PROF_SLOTS; i++) {
+        ggml_x_prof_acc.ns[i] += p->ns[i];
+        ggml_x_prof_acc.count[i] += p->count[i];
+    }
+    const int n = g->n_nodes < PROF_NODES ? g->n_nodes : PROF_NODES;
+    for (int i = 0; i < n; i++) {
+        ggml_x_prof_acc.node_ns[i] += p->node_ns[i];
+        snprintf(ggml_x_prof_acc.node_name[i], sizeof(ggml_x_prof_acc.node_name[i]), "%.14s %.24s",
+                 ggml_op_name(g->nodes[i]->op), g->nodes[i]->name);
+    }
+    ggml_x_prof_acc.n_nodes = n > ggml_x_prof_acc.n_nodes ? n : ggml_x_prof_acc.n_nodes;
+    ggml_x_prof_acc.computes++;
+    pthread_mutex_unlock(&ggml_x_prof_lock);
+}
+
+// ---------------------------------------------------------------------------------------------
 // compute
 
 struct ggml_x_compute {
@@ -188,6 +304,7 @@ struct ggml_x_compute {
     // node i while a slower thread still leaves the barrier of node i - 1, so threads compare it
     // with their own position instead of reading a plain flag.
     _Atomic int stop_after;
+    struct ggml_x_prof * prof; // thread 0's node times (NULL: not profiling)
 };
 
 static void ggml_x_compute_thread(void * arg, int ith, int nth) {
@@ -211,12 +328,17 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
     const struct ggml_cpu_op * op = ggml_cpu_op_get(nodes[i]->op);
     int nt = ggml_x_engine_n_tasks(op, nodes[i], nth);
     bool stopped = false; // thread 0 only: the abort callback asked to stop
+    struct ggml_x_prof * prof = ith == 0 ? st->prof : NULL;
+    int64_t t_node = prof != NULL ? ggml_x_prof_now() : 0;
     for (;;) {
         if (ith < nt && !stopped) {
             cc.nth = nt;
             op->forward(&cc, nodes[i]);
         }
         if (i == last) {
+            if (prof != NULL) {
+                ggml_x_prof_add(prof, nodes[i], i, ggml_x_prof_now() - t_node);
+            }
             break; // the pool waits for every thread anyway
         }
         int j = i + 1;
@@ -238,6 +360,11 @@ static void ggml_x_compute_thread(void * arg, int ith, int nth) {
             }
         } else if (stopped && nth == 1) {
             break;
+        }
+        if (prof != NULL) {
+            const int64_t t = ggml_x_prof_now();
+            ggml_x_prof_add(prof, nodes[i], i, t - t_node);
+            t_node = t;
         }
         i = j;
         op = op_j;
@@ -284,6 +411,11 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
     ggml_x_barrier_init(&st.node_barrier);
     ggml_x_barrier_init(&st.graph_barrier);
     atomic_init(&st.stop_after, INT_MAX);
+    struct ggml_x_prof prof;
+    if (ggml_x_prof_on()) {
+        memset(&prof, 0, sizeof(prof));
+        st.prof = &prof;
+    }
 
     // a graph whose nodes all run on one thread runs on the caller alone (the kernels see
     // nth = 1 either way)
@@ -291,6 +423,9 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
 
     ggml_x_barrier_destroy(&st.node_barrier);
     ggml_x_barrier_destroy(&st.graph_barrier);
+    if (st.prof != NULL) {
+        ggml_x_prof_merge(st.prof, g);
+    }
     return atomic_load(&st.stop_after) == INT_MAX;
 }
 

@@ -85,10 +85,27 @@ static void binary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * 
     const int64_t ne10 = src1->ne[0], ne11 = src1->ne[1], ne12 = src1->ne[2], ne13 = src1->ne[3];
     const int64_t nrep = ne0 / ne10;
 
-    int64_t ir0, ir1;
-    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
-
     const bool fast = binary_all_f32(dst);
+    const int64_t nr = ggml_nrows(dst);
+    if (fast && nr < cc->nth && nrep == 1) {
+        // fewer rows than threads (one token's activations): split the rows along dim 0
+        int64_t e0, e1;
+        rowconv_split_aligned(ne0, cc->ith, cc->nth, 16, &e0, &e1);
+        for (int64_t ir = 0; ir < nr && e1 > e0; ir++) {
+            int64_t i1, i2, i3;
+            rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
+            const float * x = (const float *) rowconv_row(src0, i1, i2, i3);
+            const float * y = (const float *) ((const char *) src1->data + (i1 % ne11) * src1->nb[1] +
+                                               (i2 % ne12) * src1->nb[2] + (i3 % ne13) * src1->nb[3]);
+            float * z = (float *) rowconv_row(dst, i1, i2, i3);
+            binary_vec(kind, e1 - e0, z + e0, x + e0, y + e0);
+        }
+        return;
+    }
+
+    int64_t ir0, ir1;
+    rowconv_split(nr, cc->ith, cc->nth, &ir0, &ir1);
+
     float * buf0 = fast ? NULL : rowconv_slice(cc, ne0 + ne10 + 16);
     float * buf1 = fast ? NULL : buf0 + GGML_PAD(ne0, 16);
 

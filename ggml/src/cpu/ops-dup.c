@@ -12,6 +12,13 @@
 // their own type.
 //
 // CPY: src0 = the source, src1 = the destination tensor; dst is a view of src1 (same data).
+//
+// Fast paths for F32/F16 on both sides (e.g. writing a KV cache): both contiguous: one flat
+// conversion split over the threads; same shape (any strides, e.g. a transposed view): elements
+// correspond by index, so the copy runs along the longest dimension, in chunks converted by the
+// SIMD row conversions, without flat-index arithmetic per element.
+
+#include "quants-simd.h"
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
@@ -137,9 +144,150 @@ static void dup_gather_f32(const struct ggml_tensor * src, int64_t k, float * y,
     }
 }
 
+static inline bool dup_is_f(enum ggml_type t) {
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
+}
+
+// n elements from s (type st, byte stride ss) to d (type dt, byte stride ds), F32/F16
+static void dup_run_f(char * d, size_t ds, enum ggml_type dt, const char * s, size_t ss, enum ggml_type st, int64_t n) {
+    const size_t ses = st == GGML_TYPE_F32 ? 4 : 2, des = dt == GGML_TYPE_F32 ? 4 : 2;
+    if (st == dt && ss == ses && ds == des) {
+        memcpy(d, s, (size_t) n * ses);
+        return;
+    }
+    if (st == dt) {
+        for (int64_t i = 0; i < n; i++) {
+            if (ses == 4) {
+                *(uint32_t *) (d + i * ds) = *(const uint32_t *) (s + i * ss);
+            } else {
+                *(uint16_t *) (d + i * ds) = *(const uint16_t *) (s + i * ss);
+            }
+        }
+        return;
+    }
+    if (ss == ses && ds == des) {
+        if (st == GGML_TYPE_F32) {
+            ggml_x_fp32_to_fp16_row_simd((const float *) s, (ggml_fp16_t *) d, (int) n);
+        } else {
+            ggml_x_fp16_to_fp32_row_simd((const ggml_fp16_t *) s, (float *) d, (int) n);
+        }
+        return;
+    }
+    // strided: gather a chunk into a dense buffer, convert it, scatter it
+    enum { CH = 256 };
+    float f[CH];
+    ggml_fp16_t h[CH];
+    for (int64_t c = 0; c < n; c += CH) {
+        const int64_t m = GGML_X_MIN((int64_t) CH, n - c);
+        const char * sc = s + c * ss;
+        char * dc = d + c * ds;
+        if (st == GGML_TYPE_F32) {
+            const float * sf = (const float *) sc;
+            if (ss != sizeof(float)) {
+                for (int64_t i = 0; i < m; i++) f[i] = *(const float *) (sc + i * ss);
+                sf = f;
+            }
+            ggml_fp16_t * hd = ds == sizeof(ggml_fp16_t) ? (ggml_fp16_t *) dc : h;
+            ggml_x_fp32_to_fp16_row_simd(sf, hd, (int) m);
+            if (hd == h) {
+                // scattered stores (a transposed V cache: one cache line per element); the
+                // lines are requested ahead so that their misses overlap
+                for (int64_t i = 0; i < m; i++) {
+                    __builtin_prefetch(dc + (i + 24) * ds, 1, 0);
+                    *(ggml_fp16_t *) (dc + i * ds) = h[i];
+                }
+            }
+        } else {
+            const ggml_fp16_t * sh = (const ggml_fp16_t *) sc;
+            if (ss != sizeof(ggml_fp16_t)) {
+                for (int64_t i = 0; i < m; i++) h[i] = *(const ggml_fp16_t *) (sc + i * ss);
+                sh = h;
+            }
+            float * fd = ds == sizeof(float) ? (float *) dc : f;
+            ggml_x_fp16_to_fp32_row_simd(sh, fd, (int) m);
+            if (fd == f) {
+                for (int64_t i = 0; i < m; i++) *(float *) (dc + i * ds) = f[i];
+            }
+        }
+    }
+}
+
+// F32/F16 -> F32/F16, same shape: runs along the longest dimension, the other three split
+static void dup_same_shape_f(const struct ggml_tensor * cc_src, struct ggml_tensor * dst, int ith, int nth) {
+    const struct ggml_tensor * src = cc_src;
+    int in = 0;
+    for (int d = 1; d < 4; d++) {
+        if (dst->ne[d] > dst->ne[in]) {
+            in = d;
+        }
+    }
+    int od[3], k = 0;
+    for (int d = 0; d < 4; d++) {
+        if (d != in) {
+            od[k++] = d;
+        }
+    }
+    const int64_t n0 = dst->ne[od[0]], n1 = dst->ne[od[1]], n2 = dst->ne[od[2]];
+    const int64_t rows = n0 * n1 * n2, len = dst->ne[in];
+    if (rows < nth) {
+        // fewer runs than threads (e.g. one column of a transposed cache): split each run
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t j0 = r % n0, j1 = (r / n0) % n1, j2 = r / (n0 * n1);
+            int64_t e0, e1;
+            rowconv_split(len, ith, nth, &e0, &e1);
+            const char * s = (const char *) src->data + j0 * src->nb[od[0]] + j1 * src->nb[od[1]] +
+                             j2 * src->nb[od[2]] + e0 * src->nb[in];
+            char * d = (char *) dst->data + j0 * dst->nb[od[0]] + j1 * dst->nb[od[1]] + j2 * dst->nb[od[2]] +
+                       e0 * dst->nb[in];
+            if (e1 > e0) {
+                dup_run_f(d, dst->nb[in], dst->type, s, src->nb[in], src->type, e1 - e0);
+            }
+        }
+        return;
+    }
+    int64_t r0, r1;
+    rowconv_split(rows, ith, nth, &r0, &r1);
+    if (r0 >= r1) {
+        return;
+    }
+    int64_t j0 = r0 % n0, j1 = (r0 / n0) % n1, j2 = r0 / (n0 * n1);
+    for (int64_t r = r0; r < r1; r++) {
+        const char * s = (const char *) src->data + j0 * src->nb[od[0]] + j1 * src->nb[od[1]] + j2 * src->nb[od[2]];
+        char * d = (char *) dst->data + j0 * dst->nb[od[0]] + j1 * dst->nb[od[1]] + j2 * dst->nb[od[2]];
+        dup_run_f(d, dst->nb[in], dst->type, s, src->nb[in], src->type, len);
+        if (++j0 == n0) {
+            j0 = 0;
+            if (++j1 == n1) {
+                j1 = 0;
+                j2++;
+            }
+        }
+    }
+}
+
 static void dup_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
     const enum ggml_type dtype = dst->type;
+
+    if (dup_is_f(src->type) && dup_is_f(dtype)) {
+        if (ggml_is_contiguous(src) && ggml_is_contiguous(dst)) {
+            // flat, in cache-line sized units per thread
+            int64_t u0, u1;
+            rowconv_split((ggml_nelements(dst) + 31) / 32, cc->ith, cc->nth, &u0, &u1);
+            u0 = GGML_X_MIN(u0 * 32, ggml_nelements(dst));
+            u1 = GGML_X_MIN(u1 * 32, ggml_nelements(dst));
+            const size_t ses = ggml_type_size(src->type), des = ggml_type_size(dtype);
+            if (u1 > u0 && !(dst->data == src->data && src->type == dtype)) {
+                dup_run_f((char *) dst->data + u0 * des, des, dtype, (const char *) src->data + u0 * ses, ses,
+                          src->type, u1 - u0);
+            }
+            return;
+        }
+        if (ggml_are_same_shape(src, dst)) {
+            dup_same_shape_f(src, dst, cc->ith, cc->nth);
+            return;
+        }
+    }
 
     // same type, both dense: one memcpy per thread
     if (src->type == dtype && ggml_is_contiguous(src) && ggml_is_contiguous(dst)) {

@@ -675,8 +675,16 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     const int64_t r2 = ne12 / a->ne[2];
     const int64_t r3 = ne13 / a->ne[3];
     const int64_t ncols = ne11 * ne12 * ne13;
-    // split by src0 rows when there are enough of them (or few columns), else by columns
-    const bool by_rows = ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth;
+    // split by src0 rows when there are enough of them (or few columns), else by columns.
+    // One src1 column per weight matrix (attention over a KV cache, a matrix per head): the
+    // traversal follows the memory order of the matrices: separate matrices (V) are split by
+    // columns, so each thread reads whole matrices in order; matrices whose rows interleave
+    // (K: the heads of one cache row side by side) are walked row by row across all of them
+    // (mm_interleaved_rows).
+    const bool per_matrix = ne11 == 1 && ncols >= cc->nth && ne01 > 1;
+    const bool interleaved = per_matrix && a->nb[2] < a->nb[1];
+    const bool by_rows = (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) &&
+                         !(per_matrix && !interleaved && a->nb[2] >= (size_t) ne01 * a->nb[1]);
     if (by_rows && conv == NULL && cc->nth > 1) {
         ggml_cpu_barrier(cc); // the scheduling counter is set
     }
@@ -690,6 +698,36 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a->ne[0];
     w.dot   = p.dot;
+
+    if (interleaved && by_rows) {
+        // rows outer, columns (matrices) inner, in dynamic chunks of rows
+        const int64_t rc = mm_chunk_size(ne01, cc->nth, MM_BLK_ROWS);
+        const int64_t nc = (ne01 + rc - 1) / rc;
+        int64_t nx = -1;
+        for (int64_t c = mm_next_chunk(cc, &nx); c < nc; c = mm_next_chunk(cc, &nx)) {
+            const int64_t ie = GGML_X_MIN(ne01, (c + 1) * rc);
+            for (int64_t ir = c * rc; ir < ie; ir++) {
+                const char * arow = (const char *) a->data + ir*a->nb[1];
+                char * drow = (char *) dst->data + ir*dst->nb[0];
+                // matrix (i12 / r2, i13 / r3) counted along, no division per element
+                for (int64_t i13 = 0, i03 = 0, k3 = 0; i13 < ne13; i13++) {
+                    for (int64_t i12 = 0, i02 = 0, k2 = 0; i12 < ne12; i12++) {
+                        p.dot((int) a->ne[0], (float *) (drow + i12*dst->nb[2] + i13*dst->nb[3]),
+                              arow + i02*a->nb[2] + i03*a->nb[3], mm_src1_row(b, &p, conv, 0, i12, i13));
+                        if (++k2 == r2) {
+                            k2 = 0;
+                            i02++;
+                        }
+                    }
+                    if (++k3 == r3) {
+                        k3 = 0;
+                        i03++;
+                    }
+                }
+            }
+        }
+        return;
+    }
 
     // rows: dynamic chunks of rows (all columns); columns: a static range of columns (all rows)
     const int64_t rchunk = by_rows ? mm_chunk_size(ne01, cc->nth, MM_BLK_ROWS) : ne01;

@@ -6,10 +6,12 @@
 //             one may be smaller); each group of each dim-3 slice is normalised like NORM over
 //             all its ne0*ne1*channels elements, with eps = 1e-6.
 // Sums are accumulated in double; mean, variance and the scale are then rounded to float as the
-// reference does, so results agree to float rounding.
+// reference does, so results agree to float rounding. Dense rows (NORM, RMS_NORM) run the row
+// kernels of vec.h.
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
+#include "vec.h"
 
 #include <math.h>
 
@@ -25,9 +27,20 @@ static void norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * ds
     const int64_t nr  = a->ne[1] * a->ne[2] * a->ne[3];
     const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
 
+    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const bool dense = nb00 == sizeof(float) && nb0 == sizeof(float);
+
     for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
         const char * x = rowconv_row_flat(a, ir);
         char * y = rowconv_row_flat(dst, ir);
+
+        if (dense) {
+            const float mean = (float) (vk->sum(ne0, (const float *) x) / (double) ne0);
+            const double sum2 = vk->sub_sum_sq(ne0, (float *) y, (const float *) x, mean);
+            const float variance = (float) (sum2 / (double) ne0);
+            vk->scale(ne0, (float *) y, (const float *) y, 1.0f / sqrtf(variance + eps));
+            continue;
+        }
 
         double sum = 0.0;
         for (int64_t i0 = 0; i0 < ne0; i0++) {
@@ -64,9 +77,18 @@ static void rms_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor 
     const int64_t nr  = a->ne[1] * a->ne[2] * a->ne[3];
     const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
 
+    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const bool dense = nb00 == sizeof(float) && nb0 == sizeof(float);
+
     for (int64_t ir = cc->ith; ir < nr; ir += cc->nth) {
         const char * x = rowconv_row_flat(a, ir);
         char * y = rowconv_row_flat(dst, ir);
+
+        if (dense) {
+            const float mean = (float) (vk->sum_sq(ne0, (const float *) x) / (double) ne0);
+            vk->scale(ne0, (float *) y, (const float *) x, 1.0f / sqrtf(mean + eps));
+            continue;
+        }
 
         double sum = 0.0;
         for (int64_t i0 = 0; i0 < ne0; i0++) {

@@ -3,11 +3,13 @@
 // f32[0] = scale; src1 = optional F32 mask; dst row ir (flattened over dims 1..3) adds mask row
 // ir % mask->ne[1]. The row maximum is subtracted before exponentiation; elements equal to -inf
 // give 0. As in the reference, exp() is evaluated on the fp16-rounded argument and its result
-// rounded to fp16 (the reference looks it up in an fp16 table); the sum is accumulated in double.
+// rounded to fp16 (the reference looks it up in an fp16 table; so do we, vec.h); the sum is
+// accumulated in double. Dense rows (and mask rows) run the row kernels of vec.h.
 // A row that is entirely -inf has a zero sum and comes out as NaN, like the reference.
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
+#include "vec.h"
 
 #include <math.h>
 
@@ -31,12 +33,6 @@ static size_t soft_max_work_size(const struct ggml_tensor * dst, int n_threads) 
     return 64 + (size_t) n_threads * (size_t) (dst->ne[0] + SOFTMAX_PAD) * sizeof(float);
 }
 
-// exp as the reference computes it: fp16 argument, fp16 result
-static inline float soft_max_exp(float x) {
-    const float xh = GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(x));
-    return GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(expf(xh)));
-}
-
 static void soft_max_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * a    = dst->src[0];
     const struct ggml_tensor * mask = dst->src[1];
@@ -52,12 +48,24 @@ static void soft_max_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor 
     const int64_t ir0 = GGML_X_MIN(dr * cc->ith, nr);
     const int64_t ir1 = GGML_X_MIN(ir0 + dr, nr);
 
+    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const bool dense = a->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float) &&
+                       (mask == NULL || mask->nb[0] == sizeof(float));
+
     for (int64_t ir = ir0; ir < ir1; ir++) {
         const int64_t i1 = ir % ne1;
         const int64_t i2 = (ir / ne1) % ne2;
         const int64_t i3 = ir / (ne1 * ne2);
         const char * sp = (const char *) a->data + i1*a->nb[1] + i2*a->nb[2] + i3*a->nb[3];
         char * dp = (char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
+
+        if (dense) {
+            const float * mrow = mask != NULL ? (const float *) ((const char *) mask->data + (ir % mask->ne[1]) * mask->nb[1]) : NULL;
+            const float max = vk->scale_mask_max(ne0, wp, (const float *) sp, scale, mrow);
+            const double sum = vk->exp_sum(ne0, wp, max);
+            vk->scale(ne0, (float *) dp, wp, (float) (1.0 / sum));
+            continue;
+        }
 
         if (a->nb[0] == sizeof(float)) {
             const float * s = (const float *) sp;
@@ -81,15 +89,7 @@ static void soft_max_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor 
             max = max > wp[i0] ? max : wp[i0];
         }
 
-        double sum = 0.0;
-        for (int64_t i0 = 0; i0 < ne0; i0++) {
-            float v = 0.0f;
-            if (wp[i0] != -INFINITY) {
-                v = soft_max_exp(wp[i0] - max);
-                sum += (double) v;
-            }
-            wp[i0] = v;
-        }
+        const double sum = vk->exp_sum(ne0, wp, max);
 
         const float inv = (float) (1.0 / sum);
         for (int64_t i0 = 0; i0 < ne0; i0++) {

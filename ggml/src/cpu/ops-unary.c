@@ -6,12 +6,14 @@
 // rows with dense elements run a tight loop, others are gathered through a small buffer, so
 // any strides are accepted.
 //
-// gelu, gelu_quick and silu are evaluated in double precision from their defining formulas and
-// rounded once (the reference uses an fp16 lookup table; the difference is within the
-// conformance threshold of these ops).
+// gelu, gelu_quick and silu run the row kernels of vec.h: in the scalar kernels they are
+// evaluated in double precision from their defining formulas and rounded once, in the SIMD ones
+// as x / (1 + exp(-a)) with a float exp (the reference uses an fp16 lookup table; either
+// difference is within the conformance threshold of these ops).
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
+#include "vec.h"
 
 #include <math.h>
 
@@ -28,22 +30,6 @@ enum unary_kind {
 static bool unary_op_supports(const struct ggml_tensor * dst) {
     const int32_t op = ggml_x_get_op_params_i32(dst, 0);
     return rowconv_f32_same_shape(dst) && op >= 0 && op < GGML_UNARY_OP_COUNT;
-}
-
-static inline float unary_gelu(float x) {
-    const double c = 0.79788456080286535587989211986876; // sqrt(2/pi)
-    const double v = x;
-    return (float) (0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v))));
-}
-
-static inline float unary_gelu_quick(float x) {
-    const double v = x;
-    return (float) (v / (1.0 + exp(-1.702 * v)));
-}
-
-static inline float unary_silu(float x) {
-    const double v = x;
-    return (float) (v / (1.0 + exp(-v)));
 }
 
 // y[i] = f(x[i]) for dense rows; y may alias x
@@ -71,13 +57,13 @@ static void unary_vec(int kind, int64_t n, float * y, const float * x, const flo
             for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
             break;
         case GGML_UNARY_OP_GELU:
-            for (int64_t i = 0; i < n; i++) y[i] = unary_gelu(x[i]);
+            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_GELU, n, y, x);
             break;
         case GGML_UNARY_OP_GELU_QUICK:
-            for (int64_t i = 0; i < n; i++) y[i] = unary_gelu_quick(x[i]);
+            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_GELU_QUICK, n, y, x);
             break;
         case GGML_UNARY_OP_SILU:
-            for (int64_t i = 0; i < n; i++) y[i] = unary_silu(x[i]);
+            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_SILU, n, y, x);
             break;
         case UN_SQR:
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
@@ -88,11 +74,9 @@ static void unary_vec(int kind, int64_t n, float * y, const float * x, const flo
         case UN_LOG:
             for (int64_t i = 0; i < n; i++) y[i] = logf(x[i]);
             break;
-        case UN_SCALE: {
-            const float s = p[0];
-            for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+        case UN_SCALE:
+            ggml_x_vec_kernels_active()->scale(n, y, x, p[0]);
             break;
-        }
         case UN_CLAMP: {
             const float lo = p[0], hi = p[1];
             for (int64_t i = 0; i < n; i++) {
@@ -128,8 +112,23 @@ static void unary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const size_t snb0 = src0->nb[0], dnb0 = dst->nb[0];
     const bool dense = snb0 == sizeof(float) && dnb0 == sizeof(float);
 
+    const int64_t nr = ggml_nrows(dst);
+    if (dense && nr < cc->nth) {
+        // fewer rows than threads (one token's activations): split the rows along dim 0
+        int64_t e0, e1;
+        rowconv_split_aligned(ne0, cc->ith, cc->nth, 16, &e0, &e1);
+        for (int64_t ir = 0; ir < nr && e1 > e0; ir++) {
+            int64_t i1, i2, i3;
+            rowconv_unravel(ir, ne1, ne2, &i1, &i2, &i3);
+            const float * x = (const float *) rowconv_row(src0, i1, i2, i3);
+            float * y = (float *) rowconv_row(dst, i1, i2, i3);
+            unary_vec(kind, e1 - e0, y + e0, x + e0, p);
+        }
+        return;
+    }
+
     int64_t ir0, ir1;
-    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+    rowconv_split(nr, cc->ith, cc->nth, &ir0, &ir1);
 
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;

@@ -20,6 +20,15 @@ static inline void rowconv_split(int64_t n, int ith, int nth, int64_t * r0, int6
     *r1 = GGML_X_MIN(*r0 + per, n);
 }
 
+// as rowconv_split, with part boundaries on multiples of `align` (e.g. 16 floats, a cache line,
+// so that threads splitting one row do not write to the same line)
+static inline void rowconv_split_aligned(int64_t n, int ith, int nth, int64_t align, int64_t * r0, int64_t * r1) {
+    const int64_t units = (n + align - 1) / align;
+    rowconv_split(units, ith, nth, r0, r1);
+    *r0 = GGML_X_MIN(*r0 * align, n);
+    *r1 = GGML_X_MIN(*r1 * align, n);
+}
+
 static inline bool rowconv_is_int(enum ggml_type type) {
     return type == GGML_TYPE_I8 || type == GGML_TYPE_I16 || type == GGML_TYPE_I32;
 }

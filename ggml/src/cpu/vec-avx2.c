@@ -1,0 +1,219 @@
+// vec-avx2.c - AVX2 + FMA + F16C row kernels of vec.h. Compiled with target attributes; used
+// only after run-time detection. Tails of fewer than 8 elements run the scalar formulas.
+
+#if defined(__x86_64__)
+
+#include "cpu/vec.h"
+
+#include <immintrin.h>
+#include <math.h>
+
+#define VX2 __attribute__((target("avx2,fma,f16c")))
+#define VX2_INLINE VX2 __attribute__((always_inline)) static inline
+
+// exp(x) in float: x = n*ln2 + r with |r| <= ln2/2, e^r by its degree-7 Taylor polynomial
+// (truncation below 1e-8 relative), times 2^n built in the exponent field. Arguments above 88
+// give +inf and below -87 give 0 (the float range ends at about +-87.3..88.7).
+VX2_INLINE __m256 vx2_exp(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.0f), lo = _mm256_set1_ps(-87.0f);
+    const __m256 over = _mm256_cmp_ps(x, hi, _CMP_GT_OQ);
+    const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    const __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), over);
+    return _mm256_andnot_ps(under, y);
+}
+
+// x / (1 + exp(-a*x)) with the product a*x given
+VX2_INLINE __m256 vx2_sigmoid_mul(__m256 x, __m256 ax) {
+    const __m256 e = vx2_exp(_mm256_sub_ps(_mm256_setzero_ps(), ax));
+    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+VX2 static void vx2_unary(int kind, int64_t n, float * y, const float * x) {
+    int64_t i = 0;
+    switch (kind) {
+        case GGML_X_VEC_SILU:
+            for (; i + 8 <= n; i += 8) {
+                const __m256 v = _mm256_loadu_ps(x + i);
+                _mm256_storeu_ps(y + i, vx2_sigmoid_mul(v, v));
+            }
+            break;
+        case GGML_X_VEC_GELU: {
+            // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+            const __m256 c2 = _mm256_set1_ps(2.0f * 0.79788456080286535588f);
+            const __m256 c3 = _mm256_set1_ps(0.044715f);
+            for (; i + 8 <= n; i += 8) {
+                const __m256 v = _mm256_loadu_ps(x + i);
+                const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+                const __m256 u2 = _mm256_mul_ps(c2, _mm256_fmadd_ps(c3, v3, v));
+                _mm256_storeu_ps(y + i, vx2_sigmoid_mul(v, u2));
+            }
+            break;
+        }
+        case GGML_X_VEC_GELU_QUICK: {
+            const __m256 a = _mm256_set1_ps(1.702f);
+            for (; i + 8 <= n; i += 8) {
+                const __m256 v = _mm256_loadu_ps(x + i);
+                _mm256_storeu_ps(y + i, vx2_sigmoid_mul(v, _mm256_mul_ps(a, v)));
+            }
+            break;
+        }
+        default:
+            return;
+    }
+    if (i < n) {
+        float tx[8] = { 0 }, ty[8];
+        for (int64_t j = i; j < n; j++) tx[j - i] = x[j];
+        vx2_unary(kind, 8, ty, tx);
+        for (int64_t j = i; j < n; j++) y[j] = ty[j - i];
+    }
+}
+
+// adds the 8 float products (already in float) to the double accumulators
+VX2_INLINE void vx2_acc_pd(__m256d * a0, __m256d * a1, __m256 v) {
+    *a0 = _mm256_add_pd(*a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    *a1 = _mm256_add_pd(*a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+VX2_INLINE double vx2_hsum_pd(__m256d a) {
+    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+VX2 static double vx2_sum_sq(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd(), a2 = _mm256_setzero_pd(), a3 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+        vx2_acc_pd(&a0, &a1, _mm256_mul_ps(v0, v0));
+        vx2_acc_pd(&a2, &a3, _mm256_mul_ps(v1, v1));
+    }
+    double s = vx2_hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    for (; i < n; i++) {
+        s += (double) (x[i] * x[i]);
+    }
+    return s;
+}
+
+VX2 static double vx2_sum(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd(), a2 = _mm256_setzero_pd(), a3 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        vx2_acc_pd(&a0, &a1, _mm256_loadu_ps(x + i));
+        vx2_acc_pd(&a2, &a3, _mm256_loadu_ps(x + i + 8));
+    }
+    double s = vx2_hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    for (; i < n; i++) {
+        s += (double) x[i];
+    }
+    return s;
+}
+
+VX2 static double vx2_sub_sum_sq(int64_t n, float * y, const float * x, float m) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    const __m256 vm = _mm256_set1_ps(m);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
+        _mm256_storeu_ps(y + i, v);
+        vx2_acc_pd(&a0, &a1, _mm256_mul_ps(v, v));
+    }
+    double s = vx2_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        const float v = x[i] - m;
+        y[i] = v;
+        s += (double) (v * v);
+    }
+    return s;
+}
+
+VX2 static void vx2_scale(int64_t n, float * y, const float * x, float s) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+    }
+    for (; i < n; i++) {
+        y[i] = x[i] * s;
+    }
+}
+
+VX2 static float vx2_scale_mask_max(int64_t n, float * w, const float * x, float scale, const float * mask) {
+    const __m256 vs = _mm256_set1_ps(scale);
+    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), vs);
+        if (mask != NULL) {
+            v = _mm256_add_ps(v, _mm256_loadu_ps(mask + i));
+        }
+        _mm256_storeu_ps(w + i, v);
+        vmax = _mm256_max_ps(vmax, v);
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    float max = _mm_cvtss_f32(m4);
+    for (; i < n; i++) {
+        float v = x[i] * scale;
+        if (mask != NULL) {
+            v += mask[i];
+        }
+        w[i] = v;
+        max = max > v ? max : v;
+    }
+    return max;
+}
+
+VX2 static double vx2_exp_sum(int64_t n, float * w, float max) {
+    const float * t = ggml_x_vec_exp_f16_table();
+    const __m256 vmax = _mm256_set1_ps(max), ninf = _mm256_set1_ps(-INFINITY);
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(w + i);
+        const __m128i h = _mm256_cvtps_ph(_mm256_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 e = _mm256_i32gather_ps(t, _mm256_cvtepu16_epi32(h), 4);
+        e = _mm256_andnot_ps(_mm256_cmp_ps(v, ninf, _CMP_EQ_OQ), e);
+        _mm256_storeu_ps(w + i, e);
+        vx2_acc_pd(&a0, &a1, e);
+    }
+    double s = vx2_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        float v = 0.0f;
+        if (w[i] != -INFINITY) {
+            v = t[ggml_x_fp32_to_fp16(w[i] - max)];
+            s += (double) v;
+        }
+        w[i] = v;
+    }
+    return s;
+}
+
+void ggml_x_vec_kernels_avx2(struct ggml_x_vec_kernels * k);
+
+void ggml_x_vec_kernels_avx2(struct ggml_x_vec_kernels * k) {
+    k->unary          = vx2_unary;
+    k->sum_sq         = vx2_sum_sq;
+    k->sum            = vx2_sum;
+    k->sub_sum_sq     = vx2_sub_sum_sq;
+    k->scale          = vx2_scale;
+    k->scale_mask_max = vx2_scale_mask_max;
+    k->exp_sum        = vx2_exp_sum;
+}
+
+#endif // __x86_64__
