@@ -27,6 +27,7 @@
 
 #include "../ggml-impl.h"
 #include "cpu/gemm.h"
+#include "cpu/quants-simd.h"
 
 #include <math.h>
 
@@ -104,6 +105,7 @@ struct mm_src1 {
     size_t row_size;         // bytes of one converted row
     int64_t ne10, ne11, ne12, ne13;
     ggml_vec_dot_t    dot;   // weight row . converted src1 row
+    ggml_x_vec_dot_cols_t dotc; // multi-column dot product (quants-simd.h); NULL: none
     ggml_from_float_t conv;  // F32 row -> converted row (NULL: F32 copy)
 };
 
@@ -139,9 +141,14 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     p->row_size = mm_row_size(p->vd_type, p->ne10);
     p->conv     = p->vd_type == GGML_TYPE_F32 ? NULL : ggml_x_type_traits(p->vd_type)->from_float;
 
+    // multi-column dot products on vec_dot_type rows: for several columns they decode each
+    // weight block once per column set; a single column keeps the int8 matrix-vector kernels
+    // where the level has one for the type
+    p->dotc = ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), w->type);
+
     // int8 matrix-vector kernels: F32 src1 rows prepared in their own layout
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
-    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL) {
+    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL && !(p->dotc != NULL && p->ne11 > 1)) {
         ggml_from_float_t prep = NULL;
         ggml_vec_dot_t dot = NULL;
         switch (w->type) {
@@ -155,6 +162,7 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
             p->dot      = dot;
             p->conv     = prep;
             p->row_size = mm_align(k->qgemv_prep_size(w->type, p->ne10));
+            p->dotc     = NULL;
         }
     }
     return true;
@@ -239,6 +247,7 @@ struct mm_weights {
     size_t d_nb0;       // byte stride between dst elements along i0
     int k;              // row length (ne00)
     ggml_vec_dot_t dot;
+    ggml_x_vec_dot_cols_t dotc;
 };
 
 typedef void (*mm_strategy_t)(const struct mm_weights * w, int64_t ir0, int64_t ir1, const struct mm_cols * c);
@@ -262,10 +271,32 @@ static void mm_rows_cols_generic(const struct mm_weights * w, int64_t ir0, int64
     }
 }
 
+// multi-column dot products: each weight row is decoded once per group of MM_DOTC_COLS columns
+// (their activation rows stay in L1/L2); tiles of MM_BLK_ROWS rows keep a row tile in cache
+// for the next group. Every element is computed as by dotc with the column alone, so the
+// column grouping (and hence the thread split) does not change results.
+#define MM_DOTC_COLS 8
+
+static void mm_rows_cols_multi(const struct mm_weights * w, int64_t ir0, int64_t ir1, const struct mm_cols * c) {
+    float s[MM_DOTC_COLS];
+    for (int64_t ib = ir0; ib < ir1; ib += MM_BLK_ROWS) {
+        const int64_t ie = GGML_X_MIN(ib + MM_BLK_ROWS, ir1);
+        for (int jb = 0; jb < c->n; jb += MM_DOTC_COLS) {
+            const int nc = GGML_X_MIN(MM_DOTC_COLS, c->n - jb);
+            for (int64_t ir = ib; ir < ie; ir++) {
+                w->dotc(w->k, s, w->a + (size_t) ir * w->nb1, &c->b[jb], nc);
+                const size_t doff = (size_t) ir * w->d_nb0;
+                for (int j = 0; j < nc; j++) {
+                    *(float *) (c->d[jb + j] + doff) = s[j];
+                }
+            }
+        }
+    }
+}
+
 static mm_strategy_t mm_pick_strategy(const struct ggml_tensor * w, const struct mm_src1 * p) {
     (void) w;
-    (void) p;
-    return mm_rows_cols_generic;
+    return p->dotc != NULL ? mm_rows_cols_multi : mm_rows_cols_generic;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -534,6 +565,7 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a->ne[0];
     w.dot   = p.dot;
+    w.dotc  = p.dotc;
 
     // rows: dynamic chunks of rows (all columns); columns: a static range of columns (all rows)
     const int64_t rchunk = by_rows ? mm_chunk_size(ne01, cc->nth, MM_BLK_ROWS) : ne01;
@@ -662,6 +694,7 @@ static void mul_mat_id_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a0->ne[0];
     w.dot   = p.dot;
+    w.dotc  = p.dotc;
 
     int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
     if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {
