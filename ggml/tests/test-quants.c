@@ -460,8 +460,9 @@ static void test_simd_dots_every_type(void) {
 }
 
 // The multi-column dot products (ggml_x_vec_dot_cols_t) of every level that has them: each
-// s[j] against the scalar dot of the weight row and column j (tolerance as above), and
-// bit-identical to the level's own single-column dot product, whatever the column count. Lengths
+// s[j] against the scalar dot of the weight row and column j (tolerance as above) and against
+// the level's single-column dot product (same tolerance), and bit-identical to the same kernel
+// called for column j alone (results must not depend on the column count). Lengths
 // of 1..17 super-blocks, 1..8 columns with mixed activation modes, all weight modes.
 static void test_simd_dot_cols_every_type(void) {
     enum { MAXC = 8 };
@@ -513,15 +514,19 @@ static void test_simd_dot_cols_every_type(void) {
                             for (int i = 0; i < n; i++) {
                                 mag += fabs((double) xd[i] * yd[i]);
                             }
-                            float sr = 0.0f, sv = 0.0f;
+                            float sr = 0.0f, sv = 0.0f, s1 = 0.0f;
                             fr(n, &sr, qx, qy[j]);
                             fv(n, &sv, qx, qy[j]);
+                            fc(n, &s1, qx, (const void * const *) &qy[j], 1);
                             T_CHECK_MSG(fabs((double) sr - sc[j]) <= 1e-5 * mag + 1e-30,
                                         "%s cols %s n=%d nc=%d col %d weights %d acts %d: %.9g vs scalar %.9g (sum |terms| %.6g)",
                                         name, c->what, n, nc, j, xm, ymode[j], sc[j], sr, mag);
-                            T_CHECK_MSG(memcmp(&sv, &sc[j], sizeof(float)) == 0,
+                            T_CHECK_MSG(fabs((double) sv - sc[j]) <= 1e-5 * mag + 1e-30,
                                         "%s cols %s n=%d nc=%d col %d: %.9g vs the level's dot %.9g",
                                         name, c->what, n, nc, j, sc[j], sv);
+                            T_CHECK_MSG(memcmp(&s1, &sc[j], sizeof(float)) == 0,
+                                        "%s cols %s n=%d nc=%d col %d: %.9g vs the column alone %.9g",
+                                        name, c->what, n, nc, j, sc[j], s1);
                             checked++;
                         }
                     }

@@ -10,11 +10,13 @@
 // lanes) and then multiplied with up to KC_GROUP activation columns; more columns take further
 // passes over the row, which is then in L1.
 //
-// The integer math and the order of every float operation per column are those of the
-// single-column kernels of quants-kq-avx512.c (vpmaddubsw of unsigned levels by activation
-// bytes, vpdpwssd with the sub-block scales, offsets through the activation sub-block sums,
-// one fused multiply-add per super-block, one reduction at the end), so each column's result is
-// bit-identical to that kernel's and does not depend on nc or on which columns share a call.
+// The integer math is that of the single-column kernels of quants-kq-avx512.c (unsigned levels
+// by activation bytes, sub-block scales, offsets through the activation sub-block sums; exact
+// in int32), with fewer multiplier instructions per column (kc_pair: vpdpbusd, vpackssdw,
+// vpdpwssd); per column one fused multiply-add per super-block and one reduction at the end.
+// The int32 partial sums sit in other lanes than in the single-column kernels, so results
+// differ from theirs by float rounding only; each column's result does not depend on nc or on
+// which columns share a call (the same instructions run per column).
 
 #if defined(__x86_64__)
 
@@ -27,8 +29,8 @@
 #define GGML_X_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define GGML_X_VNNI_INLINE GGML_X_VNNI __attribute__((always_inline)) static inline
 
-// columns per pass over a weight row (registers: 4 level vectors, 4 scale vectors, and per
-// column a float accumulator, an 8-lane min accumulator and the integer sum)
+// columns per pass over a weight row (registers: 4 level vectors, 2 pair-scale vectors, and per
+// column a float accumulator, an 8-lane min accumulator and the integer sums)
 #define KC_GROUP 4
 
 // distance of the software prefetch of the weight stream, in bytes ahead of the current block
@@ -46,24 +48,14 @@ GGML_X_VNNI_INLINE __m512i kc_shift2(__m512i v, int a, int b) {
     return _mm512_srlv_epi16(v, sh);
 }
 
-// t16 holds in 128-bit lane i the int16 scales lane i uses for vectors j = 0..3 (positions 0..3);
-// returns vector j's scale broadcast over the lane
-GGML_X_VNNI_INLINE __m512i kc_lane_scale(__m512i t16, int j) {
-    return _mm512_shuffle_epi8(t16, _mm512_set1_epi16((short) ((2 * j) | ((2 * j + 1) << 8))));
-}
-
-// 16 scale bytes of 16-element sub-blocks -> t16 for vectors of 64 elements (lane i of vector j
-// is sub-block 4j + i)
+// Scales are kept as "t16": 128-bit lane i holds, at int16 positions j = 0..3, the scale that
+// lane i of level vector j uses. From 16 scale bytes of 16-element sub-blocks (lane i of vector
+// j is sub-block 4j + i):
 GGML_X_VNNI_INLINE __m512i kc_scales16(__m128i sc, int is_signed) {
     const __m128i by4 = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m128i g = _mm_shuffle_epi8(sc, by4);
     const __m256i w = is_signed ? _mm256_cvtepi8_epi16(g) : _mm256_cvtepu8_epi16(g);
     return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(w));
-}
-
-GGML_X_VNNI_INLINE __m512i kc_dot64(__m512i acc, __m512i q, const int8_t * y, __m512i scale) {
-    const __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512((const void *) y));
-    return _mm512_dpwssd_epi32(acc, p, scale);
 }
 
 // q + add in the bytes whose bit a (low half) / bit b (high half) of hb is set
@@ -72,13 +64,32 @@ GGML_X_VNNI_INLINE __m512i kc_add_bits(__m512i q, __m512i hb, int a, int b, __m5
     return _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(hb, sel), q, add);
 }
 
-// the four products of one decoded super-block with one activation block, in the order of the
-// single-column kernels
-GGML_X_VNNI_INLINE __m512i kc_dot256(__m512i sumi, const __m512i q[4], const __m512i ls[4], const int8_t * qy) {
-    sumi = kc_dot64(sumi, q[0], qy, ls[0]);
-    sumi = kc_dot64(sumi, q[1], qy + 64, ls[1]);
-    sumi = kc_dot64(sumi, q[2], qy + 128, ls[2]);
-    sumi = kc_dot64(sumi, q[3], qy + 192, ls[3]);
+// The scales of vectors a and b for kc_pair: in each 128-bit lane, int16 positions 0..3 hold
+// the scale lane uses for vector a, positions 4..7 the one for vector b (t16 as in kc_scales16)
+GGML_X_VNNI_INLINE __m512i kc_pair_scale(__m512i t16, int a, int b) {
+    const short sa = (short) ((2 * a) | ((2 * a + 1) << 8));
+    const short sb = (short) ((2 * b) | ((2 * b + 1) << 8));
+    return _mm512_shuffle_epi8(t16, _mm512_set4_epi32((sb << 16) | (unsigned short) sb, (sb << 16) | (unsigned short) sb,
+                                                      (sa << 16) | (unsigned short) sa, (sa << 16) | (unsigned short) sa));
+}
+
+// Products of two decoded vectors qa, qb (unsigned levels) with 64 activation bytes each:
+// vpdpbusd sums 4 products into an int32 (|sum| <= 4 * 63 * 128 < 2^15 for every k-quant, so
+// the int16 packing below is exact), vpackssdw puts a's and b's sums of a 128-bit lane (one
+// sub-block scale each) side by side, and vpdpwssd multiplies them by their scales and adds
+// pairs into the int32 accumulator: 3 multiplier instructions per 128 elements instead of 4.
+GGML_X_VNNI_INLINE __m512i kc_pair(__m512i sumi, __m512i qa, __m512i qb, const int8_t * ya, const int8_t * yb, __m512i sc) {
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i ra = _mm512_dpbusd_epi32(z, qa, _mm512_loadu_si512((const void *) ya));
+    const __m512i rb = _mm512_dpbusd_epi32(z, qb, _mm512_loadu_si512((const void *) yb));
+    return _mm512_dpwssd_epi32(sumi, _mm512_packs_epi32(ra, rb), sc);
+}
+
+// the integer dot product of one decoded super-block (levels q[4], pair scales ls[2]) with one
+// activation block, added to sumi
+GGML_X_VNNI_INLINE __m512i kc_dot256(__m512i sumi, const __m512i q[4], const __m512i ls[2], const int8_t * qy) {
+    sumi = kc_pair(sumi, q[0], q[1], qy, qy + 64, ls[0]);
+    sumi = kc_pair(sumi, q[2], q[3], qy + 128, qy + 192, ls[1]);
     return sumi;
 }
 
@@ -107,14 +118,13 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
         const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4));
         const __m512i b0 = kc_bcast32(x[ib].qs);
         const __m512i b1 = kc_bcast32(x[ib].qs + 32);
-        __m512i q[4], ls[4];
+        __m512i q[4], ls[2];
         q[0] = _mm512_and_si512(kc_shift2(b0, 0, 2), m3);
         q[1] = _mm512_and_si512(kc_shift2(b0, 4, 6), m3);
         q[2] = _mm512_and_si512(kc_shift2(b1, 0, 2), m3);
         q[3] = _mm512_and_si512(kc_shift2(b1, 4, 6), m3);
-        for (int j = 0; j < 4; j++) {
-            ls[j] = kc_lane_scale(t16, j);
-        }
+        ls[0] = kc_pair_scale(t16, 0, 1);
+        ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
         const float mx = GGML_FP16_TO_FP32(x[ib].dmin);
         for (int c = 0; c < nc; c++) {
@@ -165,14 +175,13 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
         const __m512i b0 = kc_bcast32(x[ib].qs);
         const __m512i b1 = kc_bcast32(x[ib].qs + 32);
         // levels are value + 4 (the high bit adds 4 to the 2-bit level)
-        __m512i q[4], ls[4];
+        __m512i q[4], ls[2];
         q[0] = kc_add_bits(_mm512_and_si512(kc_shift2(b0, 0, 2), m3), hb, 0, 1, four);
         q[1] = kc_add_bits(_mm512_and_si512(kc_shift2(b0, 4, 6), m3), hb, 2, 3, four);
         q[2] = kc_add_bits(_mm512_and_si512(kc_shift2(b1, 0, 2), m3), hb, 4, 5, four);
         q[3] = kc_add_bits(_mm512_and_si512(kc_shift2(b1, 4, 6), m3), hb, 6, 7, four);
-        for (int j = 0; j < 4; j++) {
-            ls[j] = kc_lane_scale(t16, j);
-        }
+        ls[0] = kc_pair_scale(t16, 0, 1);
+        ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
@@ -234,7 +243,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const blo
         const __m512i t16 = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1), _mm512_castsi256_si512(w));
         const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         const __m256i mn2 = _mm256_setr_m128i(_mm_unpacklo_epi16(mn, mn), _mm_unpackhi_epi16(mn, mn));
-        __m512i q[4], ls[4];
+        __m512i q[4], ls[2];
         if (x5) {
             const __m512i hb = kc_bcast32(x5[ib].qh);
             for (int j = 0; j < 4; j++) {
@@ -246,9 +255,8 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const blo
                 q[j] = _mm512_and_si512(kc_shift2(kc_bcast32(qs + 32 * j), 0, 4), m4);
             }
         }
-        for (int j = 0; j < 4; j++) {
-            ls[j] = kc_lane_scale(t16, j);
-        }
+        ls[0] = kc_pair_scale(t16, 0, 1);
+        ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(d);
         const float mx = GGML_FP16_TO_FP32(dmin);
         for (int c = 0; c < nc; c++) {
@@ -284,7 +292,7 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
         const __m512i t16 = kc_scales16(sc, 1);
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc);
-        __m512i q[4], ls[4];
+        __m512i q[4], ls[2];
         for (int h = 0; h < 2; h++) {
             const __m512i lo = _mm512_loadu_si512((const void *) (x[ib].ql + 64 * h));
             const __m512i hb = kc_bcast32(x[ib].qh + 32 * h);
@@ -293,9 +301,8 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
             q[2 * h]     = _mm512_ternarylogic_epi32(lo, m4, h0, 0xEA); // (lo & m4) | h0
             q[2 * h + 1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(lo, 4), m4, h1, 0xEA);
         }
-        for (int j = 0; j < 4; j++) {
-            ls[j] = kc_lane_scale(t16, j);
-        }
+        ls[0] = kc_pair_scale(t16, 0, 1);
+        ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
