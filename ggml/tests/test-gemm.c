@@ -44,6 +44,18 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_K, GGML_TYPE_F32, 512, 23, 11, 1, 1, false },
     { GGML_TYPE_Q4_K, GGML_TYPE_F32, 256, 40, 17, 2, 1, false },
     { GGML_TYPE_Q4_K, GGML_TYPE_F32, 768, 9, 8, 1, 1, false },
+    // k-quants through the multi-column dot products (cpu/quants-simd.h ggml_x_vec_dot_cols_t)
+    // at the detected level: 1..8 columns and more, row counts not multiples of the row tile,
+    // few rows (the threads split the columns), 1..17 super-blocks, pre-quantized src1
+    { GGML_TYPE_Q4_K, GGML_TYPE_F32, 512, 33, 4, 1, 1, false },
+    { GGML_TYPE_Q2_K, GGML_TYPE_F32, 768, 37, 1, 1, 1, false },
+    { GGML_TYPE_Q2_K, GGML_TYPE_F32, 4352, 21, 2, 2, 2, false },
+    { GGML_TYPE_Q3_K, GGML_TYPE_F32, 512, 19, 3, 1, 1, false },
+    { GGML_TYPE_Q3_K, GGML_TYPE_F32, 256, 13, 6, 1, 1, true },
+    { GGML_TYPE_Q5_K, GGML_TYPE_F32, 256, 23, 8, 1, 1, false },
+    { GGML_TYPE_Q5_K, GGML_TYPE_Q8_K, 512, 21, 7, 1, 1, false },
+    { GGML_TYPE_Q6_K, GGML_TYPE_F32, 1280, 17, 5, 1, 1, false },
+    { GGML_TYPE_Q6_K, GGML_TYPE_F32, 256, 9, 13, 1, 1, false },
 };
 #define N_CASES ((int) (sizeof(k_cases) / sizeof(k_cases[0])))
 

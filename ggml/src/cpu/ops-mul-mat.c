@@ -143,11 +143,12 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
 
     // multi-column dot products on vec_dot_type rows: for several columns they decode each
     // weight block once per column set; a single column keeps the int8 matrix-vector kernels
-    // where the level has one for the type
-    p->dotc = ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), w->type);
+    // where the level has one for the type. Not while a test runs MUL_MAT at a lower level
+    // than the quant kernels' (ggml_x_gemm_testing_set_level).
+    const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
+    p->dotc = k->level == ggml_x_cpu_level() ? ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), w->type) : NULL;
 
     // int8 matrix-vector kernels: F32 src1 rows prepared in their own layout
-    const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
     if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL && !(p->dotc != NULL && p->ne11 > 1)) {
         ggml_from_float_t prep = NULL;
         ggml_vec_dot_t dot = NULL;
