@@ -152,9 +152,10 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL && !(p->dotc != NULL && p->ne11 > 1)) {
         ggml_from_float_t prep = NULL;
         ggml_vec_dot_t dot = NULL;
+        ggml_x_vec_dot_cols_t dotc = NULL; // several prepared rows at once
         switch (w->type) {
-            case GGML_TYPE_Q4_0: prep = k->qgemv_prep_q4_0; dot = k->qgemv_q4_0; break;
-            case GGML_TYPE_Q8_0: prep = k->qgemv_prep_q8_0; dot = k->qgemv_q8_0; break;
+            case GGML_TYPE_Q4_0: prep = k->qgemv_prep_q4_0; dot = k->qgemv_q4_0; dotc = k->qgemv_cols_q4_0; break;
+            case GGML_TYPE_Q8_0: prep = k->qgemv_prep_q8_0; dot = k->qgemv_q8_0; dotc = k->qgemv_cols_q8_0; break;
             case GGML_TYPE_Q4_K: prep = k->qgemv_prep_q4_K; dot = k->qgemv_q4_K; break;
             default: break;
         }
@@ -163,7 +164,7 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
             p->dot      = dot;
             p->conv     = prep;
             p->row_size = mm_align(k->qgemv_prep_size(w->type, p->ne10));
-            p->dotc     = NULL;
+            p->dotc     = p->ne11 > 1 ? dotc : NULL;
         }
     }
     return true;
