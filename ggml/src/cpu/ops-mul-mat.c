@@ -17,7 +17,11 @@
 //
 // Phase 2 is organised around "column sets": up to MM_MAX_COLS src1 columns that use the same
 // weight matrix. A strategy function computes a range of src0 rows for such a set; the baseline
-// is mm_rows_cols_generic (vec_dot per element).
+// is mm_rows_cols_generic (vec_dot per element). With more than one src1 column and a
+// multi-column dot product for the weight type at the active level (quants-simd.h
+// ggml_x_vec_dot_cols_t: the k-quants' VNNI kernels of quants-kq-cols-avx512.c on q8_K rows,
+// Q4_0/Q8_0's of qgemv-avx512.c on their prepared rows), mm_rows_cols_multi decodes each weight
+// row once per group of up to 8 columns instead of once per column.
 //
 // MUL_MAT with enough src1 columns per weight matrix (MM_GEMM_MIN_N_*) instead uses the packed
 // GEMMs of gemm.h: phase 1 then packs src1 into the micro-kernel layout (F32 for F32/F16
@@ -141,15 +145,18 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     p->row_size = mm_row_size(p->vd_type, p->ne10);
     p->conv     = p->vd_type == GGML_TYPE_F32 ? NULL : ggml_x_type_traits(p->vd_type)->from_float;
 
-    // multi-column dot products on vec_dot_type rows: for several columns they decode each
-    // weight block once per column set; a single column keeps the int8 matrix-vector kernels
-    // where the level has one for the type. Not while a test runs MUL_MAT at a lower level
-    // than the quant kernels' (ggml_x_gemm_testing_set_level).
+    // multi-column dot products on vec_dot_type rows: for several columns (ne11 > 1) they
+    // decode each weight block once per column set; a single column keeps the type's vec_dot
+    // (measured as fast or faster for one column) or the int8 matrix-vector kernels where the
+    // level has one for the type. Not while a test runs MUL_MAT at a lower level than the quant
+    // kernels' (ggml_x_gemm_testing_set_level). The choice depends on the node only, never on
+    // the thread count.
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
-    p->dotc = k->level == ggml_x_cpu_level() ? ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), w->type) : NULL;
+    p->dotc = k->level == ggml_x_cpu_level() && p->ne11 > 1 ?
+        ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), w->type) : NULL;
 
     // int8 matrix-vector kernels: F32 src1 rows prepared in their own layout
-    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL && !(p->dotc != NULL && p->ne11 > 1)) {
+    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL && p->dotc == NULL) {
         ggml_from_float_t prep = NULL;
         ggml_vec_dot_t dot = NULL;
         ggml_x_vec_dot_cols_t dotc = NULL; // several prepared rows at once
