@@ -44,6 +44,22 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_K, GGML_TYPE_F32, 512, 23, 11, 1, 1, false },
     { GGML_TYPE_Q4_K, GGML_TYPE_F32, 256, 40, 17, 2, 1, false },
     { GGML_TYPE_Q4_K, GGML_TYPE_F32, 768, 9, 8, 1, 1, false },
+    // k-quants through the multi-column dot products (cpu/quants-simd.h ggml_x_vec_dot_cols_t)
+    // at the detected level: 1..8 columns and more, row counts not multiples of the row tile,
+    // few rows (the threads split the columns), 1..17 super-blocks, pre-quantized src1
+    { GGML_TYPE_Q4_K, GGML_TYPE_F32, 512, 33, 4, 1, 1, false },
+    { GGML_TYPE_Q2_K, GGML_TYPE_F32, 768, 37, 1, 1, 1, false },
+    { GGML_TYPE_Q2_K, GGML_TYPE_F32, 4352, 21, 2, 2, 2, false },
+    { GGML_TYPE_Q3_K, GGML_TYPE_F32, 512, 19, 3, 1, 1, false },
+    { GGML_TYPE_Q3_K, GGML_TYPE_F32, 256, 13, 6, 1, 1, true },
+    { GGML_TYPE_Q5_K, GGML_TYPE_F32, 256, 23, 8, 1, 1, false },
+    { GGML_TYPE_Q5_K, GGML_TYPE_Q8_K, 512, 21, 7, 1, 1, false },
+    { GGML_TYPE_Q6_K, GGML_TYPE_F32, 1280, 17, 5, 1, 1, false },
+    { GGML_TYPE_Q6_K, GGML_TYPE_F32, 256, 9, 13, 1, 1, false },
+    // Q4_0 / Q8_0 through the multi-column matrix-vector kernels (2..5 columns; odd block counts)
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 96, 37, 3, 1, 1, false },
+    { GGML_TYPE_Q8_0, GGML_TYPE_F32, 224, 9, 5, 1, 1, false },
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 544, 18, 2, 2, 1, false },
 };
 #define N_CASES ((int) (sizeof(k_cases) / sizeof(k_cases[0])))
 
@@ -237,6 +253,46 @@ static void qgemv_weights(enum ggml_type t, uint8_t * w, int nblk, int pattern) 
     }
 }
 
+// the multi-column kernel on 1..8 prepared rows (x, -x, x with every other sign flipped: the
+// same sum of |w_i x_i| sa): each result within tolerance of the single-row kernel and
+// bit-identical to the multi-column kernel on that row alone
+static void check_qgemv_cols(ggml_x_vec_dot_cols_t dotc, ggml_vec_dot_t dot, ggml_from_float_t prep, int k,
+                             const void * w, const float * x, size_t psize, double sa, const char * lname,
+                             enum ggml_type t) {
+    float * xv = malloc(sizeof(float) * (size_t) k);
+    void * cols[3];
+    for (int v = 0; v < 3; v++) {
+        for (int i = 0; i < k; i++) {
+            xv[i] = v == 0 ? x[i] : v == 1 ? -x[i] : (i & 1 ? -x[i] : x[i]);
+        }
+        cols[v] = aligned_alloc(64, psize);
+        memset(cols[v], 0x5a, psize);
+        prep(xv, cols[v], k);
+    }
+    for (int nc = 1; nc <= 8; nc++) {
+        const void * y[8];
+        float s[8];
+        for (int j = 0; j < nc; j++) {
+            y[j] = cols[(j + nc) % 3];
+        }
+        dotc(k, s, w, y, nc);
+        for (int j = 0; j < nc; j++) {
+            float one = NAN, single = NAN;
+            dotc(k, &one, w, &y[j], 1);
+            dot(k, &single, w, y[j]);
+            T_CHECK_MSG(memcmp(&one, &s[j], sizeof(float)) == 0, "qgemv cols %s level %s k=%d nc=%d col %d: %.9g alone %.9g",
+                        ggml_type_name(t), lname, k, nc, j, s[j], one);
+            T_CHECK_MSG(fabs((double) s[j] - single) / (sa + 1e-30) < 2e-6 * sqrt((double) k) + 1e-6,
+                        "qgemv cols %s level %s k=%d nc=%d col %d: %.9g, single-row kernel %.9g",
+                        ggml_type_name(t), lname, k, nc, j, s[j], single);
+        }
+    }
+    for (int v = 0; v < 3; v++) {
+        free(cols[v]);
+    }
+    free(xv);
+}
+
 static void test_qgemv_kernels(void) {
     static const int nblk32[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 24, 31, 33, 128 };
     static const int nblk256[] = { 1, 2, 3, 5, 16 };
@@ -260,6 +316,8 @@ static void test_qgemv_kernels(void) {
             const enum ggml_type vd = kq ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
             ggml_from_float_t prep = t == GGML_TYPE_Q4_0 ? kr.qgemv_prep_q4_0 : t == GGML_TYPE_Q8_0 ? kr.qgemv_prep_q8_0 : kr.qgemv_prep_q4_K;
             ggml_vec_dot_t dot = t == GGML_TYPE_Q4_0 ? kr.qgemv_q4_0 : t == GGML_TYPE_Q8_0 ? kr.qgemv_q8_0 : kr.qgemv_q4_K;
+            // several prepared rows at once (NULL where the level or type has none)
+            ggml_x_vec_dot_cols_t dotc = t == GGML_TYPE_Q4_0 ? kr.qgemv_cols_q4_0 : t == GGML_TYPE_Q8_0 ? kr.qgemv_cols_q8_0 : NULL;
             ggml_vec_dot_t ref = t == GGML_TYPE_Q4_0 ? ggml_x_vec_dot_q4_0_q8_0_ref
                                : t == GGML_TYPE_Q8_0 ? ggml_x_vec_dot_q8_0_q8_0_ref : ggml_x_vec_dot_q4_K_q8_K_ref;
             T_CHECK(prep != NULL && dot != NULL);
@@ -300,6 +358,9 @@ static void test_qgemv_kernels(void) {
                                     "qgemv %s level %s k=%d pattern %d x %d: %.9g, reference %.9g (rel err %g)",
                                     ggml_type_name(t), ggml_x_cpu_level_name(k_levels[li]), k, pattern, xs, got, want, err);
                         checked++;
+                        if (dotc != NULL) {
+                            check_qgemv_cols(dotc, dot, prep, k, w, x, psize, sa, ggml_x_cpu_level_name(k_levels[li]), t);
+                        }
                     }
                 }
                 free(w);

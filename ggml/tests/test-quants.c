@@ -459,6 +459,88 @@ static void test_simd_dots_every_type(void) {
     free(x); free(y); free(xd); free(yd); free(qx); free(qy);
 }
 
+// The multi-column dot products (ggml_x_vec_dot_cols_t) of every level that has them: each
+// s[j] against the scalar dot of the weight row and column j (tolerance as above) and against
+// the level's single-column dot product (same tolerance), and bit-identical to the same kernel
+// called for column j alone (results must not depend on the column count). Lengths
+// of 1..17 super-blocks, 1..8 columns with mixed activation modes, all weight modes.
+static void test_simd_dot_cols_every_type(void) {
+    enum { MAXC = 8 };
+    const int nmax = 17 * QK_K;
+    float * x = malloc(sizeof(float) * nmax);
+    float * y = malloc(sizeof(float) * nmax);
+    float * xd = malloc(sizeof(float) * nmax);
+    float * yd = malloc(sizeof(float) * nmax);
+    uint8_t * qx = malloc((size_t) nmax * 2);
+    uint8_t * qy[MAXC];
+    int ymode[MAXC];
+    for (int j = 0; j < MAXC; j++) {
+        qy[j] = malloc((size_t) nmax * 2);
+    }
+    struct ggml_x_quant_kernels ref, k;
+    ggml_x_quant_kernels_for_level(GGML_X_CPU_SCALAR, &ref);
+    int checked = 0;
+    for (int lv = 0; lv < GGML_X_CPU_LEVEL_COUNT; lv++) {
+        if (!ggml_x_cpu_level_supported((enum ggml_x_cpu_level) lv)) {
+            continue;
+        }
+        T_CHECK(ggml_x_quant_kernels_for_level((enum ggml_x_cpu_level) lv, &k));
+        const char * name = ggml_x_cpu_level_name((enum ggml_x_cpu_level) lv);
+        for (size_t ci = 0; ci < sizeof(dot_cases) / sizeof(dot_cases[0]); ci++) {
+            const struct dot_case * c = &dot_cases[ci];
+            const ggml_x_vec_dot_cols_t fc = ggml_x_quant_dot_cols(&k, c->tx);
+            if (fc == NULL) {
+                continue;
+            }
+            const ggml_vec_dot_t fr = dot_kernel(&ref, c->kernel), fv = dot_kernel(&k, c->kernel);
+            const int blk = ggml_blck_size(c->tx);
+            for (int nblk = 1; nblk <= 17; nblk++) {
+                const int n = nblk * blk;
+                for (int xm = 0; xm < 4; xm++) {
+                    fill_random(x, n);
+                    make_weights(c, xm, x, qx, n);
+                    ggml_internal_get_type_traits(c->tx).to_float(qx, xd, n);
+                    for (int j = 0; j < MAXC; j++) {
+                        ymode[j] = (j + xm + nblk) % 4;
+                        fill_random(y, n);
+                        make_acts(c->ty, ymode[j], y, qy[j], n);
+                    }
+                    for (int nc = 1; nc <= MAXC; nc++) {
+                        float sc[MAXC];
+                        fc(n, sc, qx, (const void * const *) qy, nc);
+                        for (int j = 0; j < nc; j++) {
+                            ggml_internal_get_type_traits(c->ty).to_float(qy[j], yd, n);
+                            double mag = 0.0;
+                            for (int i = 0; i < n; i++) {
+                                mag += fabs((double) xd[i] * yd[i]);
+                            }
+                            float sr = 0.0f, sv = 0.0f, s1 = 0.0f;
+                            fr(n, &sr, qx, qy[j]);
+                            fv(n, &sv, qx, qy[j]);
+                            fc(n, &s1, qx, (const void * const *) &qy[j], 1);
+                            T_CHECK_MSG(fabs((double) sr - sc[j]) <= 1e-5 * mag + 1e-30,
+                                        "%s cols %s n=%d nc=%d col %d weights %d acts %d: %.9g vs scalar %.9g (sum |terms| %.6g)",
+                                        name, c->what, n, nc, j, xm, ymode[j], sc[j], sr, mag);
+                            T_CHECK_MSG(fabs((double) sv - sc[j]) <= 1e-5 * mag + 1e-30,
+                                        "%s cols %s n=%d nc=%d col %d: %.9g vs the level's dot %.9g",
+                                        name, c->what, n, nc, j, sc[j], sv);
+                            T_CHECK_MSG(memcmp(&s1, &sc[j], sizeof(float)) == 0,
+                                        "%s cols %s n=%d nc=%d col %d: %.9g vs the column alone %.9g",
+                                        name, c->what, n, nc, j, sc[j], s1);
+                            checked++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    printf("  %d level x type x length x columns cases\n", checked);
+    free(x); free(y); free(xd); free(yd); free(qx);
+    for (int j = 0; j < MAXC; j++) {
+        free(qy[j]);
+    }
+}
+
 static void test_cpu_features(void) {
     const struct ggml_x_cpu_features * f = ggml_x_cpu_features();
     printf("  avx %d avx2 %d fma %d f16c %d avx512 %d vnni %d avx_vnni %d neon %d dotprod %d\n",
@@ -480,5 +562,6 @@ int main(void) {
     T_RUN(test_quantize_chunk);
     T_RUN(test_simd_levels);
     T_RUN(test_simd_dots_every_type);
+    T_RUN(test_simd_dot_cols_every_type);
     return T_SUMMARY();
 }

@@ -27,6 +27,7 @@
 
 #include "../ggml-impl.h"
 #include "cpu/cpu-features.h"
+#include "cpu/quants-simd.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,8 @@ struct ggml_x_gemm_kernels {
     size_t (*qgemv_prep_size)(enum ggml_type wtype, int64_t k);
     ggml_from_float_t qgemv_prep_q4_0, qgemv_prep_q8_0, qgemv_prep_q4_K;
     ggml_vec_dot_t    qgemv_q4_0, qgemv_q8_0, qgemv_q4_K;
+    // the same for several prepared rows at once (ggml_x_vec_dot_cols_t; NULL: none)
+    ggml_x_vec_dot_cols_t qgemv_cols_q4_0, qgemv_cols_q8_0;
 
     // kernels of weights repacked in CPU_REPACK buffers (repack.h): 8 rows x 1..8 columns
     // (repack.c: scalar at every level; repack-avx2.c, repack-avx512.c)

@@ -17,7 +17,11 @@
 //
 // Phase 2 is organised around "column sets": up to MM_MAX_COLS src1 columns that use the same
 // weight matrix. A strategy function computes a range of src0 rows for such a set; the baseline
-// is mm_rows_cols_generic (vec_dot per element).
+// is mm_rows_cols_generic (vec_dot per element). With more than one src1 column and a
+// multi-column dot product for the weight type at the active level (quants-simd.h
+// ggml_x_vec_dot_cols_t: the k-quants' VNNI kernels of quants-kq-cols-avx512.c on q8_K rows,
+// Q4_0/Q8_0's of qgemv-avx512.c on their prepared rows), mm_rows_cols_multi decodes each weight
+// row once per group of up to 8 columns instead of once per column.
 //
 // MUL_MAT with enough src1 columns per weight matrix (MM_GEMM_MIN_N_*) instead uses the packed
 // GEMMs of gemm.h: phase 1 then packs src1 into the micro-kernel layout (F32 for F32/F16
@@ -37,6 +41,7 @@
 #include "../ggml-impl.h"
 #include "cpu/gemm.h"
 #include "cpu/repack.h"
+#include "cpu/quants-simd.h"
 
 #include <math.h>
 
@@ -114,6 +119,7 @@ struct mm_src1 {
     size_t row_size;         // bytes of one converted row
     int64_t ne10, ne11, ne12, ne13;
     ggml_vec_dot_t    dot;   // weight row . converted src1 row
+    ggml_x_vec_dot_cols_t dotc; // multi-column dot product (quants-simd.h); NULL: none
     ggml_from_float_t conv;  // F32 row -> converted row (NULL: F32 copy)
 };
 
@@ -149,14 +155,24 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     p->row_size = mm_row_size(p->vd_type, p->ne10);
     p->conv     = p->vd_type == GGML_TYPE_F32 ? NULL : ggml_x_type_traits(p->vd_type)->from_float;
 
-    // int8 matrix-vector kernels: F32 src1 rows prepared in their own layout
+    // multi-column dot products on vec_dot_type rows: for several columns (ne11 > 1) they
+    // decode each weight block once per column set; a single column keeps the type's vec_dot
+    // (measured as fast or faster for one column) or the int8 matrix-vector kernels where the
+    // level has one for the type. Not while a test runs MUL_MAT at a lower level than the quant
+    // kernels' (ggml_x_gemm_testing_set_level). The choice depends on the node only, never on
+    // the thread count.
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
-    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL) {
+    p->dotc = k->level == ggml_x_cpu_level() && p->ne11 > 1 ?
+        ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), w->type) : NULL;
+
+    // int8 matrix-vector kernels: F32 src1 rows prepared in their own layout
+    if (b->type == GGML_TYPE_F32 && k->qgemv_prep_size != NULL && p->dotc == NULL) {
         ggml_from_float_t prep = NULL;
         ggml_vec_dot_t dot = NULL;
+        ggml_x_vec_dot_cols_t dotc = NULL; // several prepared rows at once
         switch (w->type) {
-            case GGML_TYPE_Q4_0: prep = k->qgemv_prep_q4_0; dot = k->qgemv_q4_0; break;
-            case GGML_TYPE_Q8_0: prep = k->qgemv_prep_q8_0; dot = k->qgemv_q8_0; break;
+            case GGML_TYPE_Q4_0: prep = k->qgemv_prep_q4_0; dot = k->qgemv_q4_0; dotc = k->qgemv_cols_q4_0; break;
+            case GGML_TYPE_Q8_0: prep = k->qgemv_prep_q8_0; dot = k->qgemv_q8_0; dotc = k->qgemv_cols_q8_0; break;
             case GGML_TYPE_Q4_K: prep = k->qgemv_prep_q4_K; dot = k->qgemv_q4_K; break;
             default: break;
         }
@@ -165,6 +181,7 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
             p->dot      = dot;
             p->conv     = prep;
             p->row_size = mm_align(k->qgemv_prep_size(w->type, p->ne10));
+            p->dotc     = p->ne11 > 1 ? dotc : NULL;
         }
     }
     return true;
@@ -249,6 +266,7 @@ struct mm_weights {
     size_t d_nb0;       // byte stride between dst elements along i0
     int k;              // row length (ne00)
     ggml_vec_dot_t dot;
+    ggml_x_vec_dot_cols_t dotc;
 };
 
 typedef void (*mm_strategy_t)(const struct mm_weights * w, int64_t ir0, int64_t ir1, const struct mm_cols * c);
@@ -272,10 +290,32 @@ static void mm_rows_cols_generic(const struct mm_weights * w, int64_t ir0, int64
     }
 }
 
+// multi-column dot products: each weight row is decoded once per group of MM_DOTC_COLS columns
+// (their activation rows stay in L1/L2); tiles of MM_BLK_ROWS rows keep a row tile in cache
+// for the next group. Every element is computed as by dotc with the column alone, so the
+// column grouping (and hence the thread split) does not change results.
+#define MM_DOTC_COLS 8
+
+static void mm_rows_cols_multi(const struct mm_weights * w, int64_t ir0, int64_t ir1, const struct mm_cols * c) {
+    float s[MM_DOTC_COLS];
+    for (int64_t ib = ir0; ib < ir1; ib += MM_BLK_ROWS) {
+        const int64_t ie = GGML_X_MIN(ib + MM_BLK_ROWS, ir1);
+        for (int jb = 0; jb < c->n; jb += MM_DOTC_COLS) {
+            const int nc = GGML_X_MIN(MM_DOTC_COLS, c->n - jb);
+            for (int64_t ir = ib; ir < ie; ir++) {
+                w->dotc(w->k, s, w->a + (size_t) ir * w->nb1, &c->b[jb], nc);
+                const size_t doff = (size_t) ir * w->d_nb0;
+                for (int j = 0; j < nc; j++) {
+                    *(float *) (c->d[jb + j] + doff) = s[j];
+                }
+            }
+        }
+    }
+}
+
 static mm_strategy_t mm_pick_strategy(const struct ggml_tensor * w, const struct mm_src1 * p) {
     (void) w;
-    (void) p;
-    return mm_rows_cols_generic;
+    return p->dotc != NULL ? mm_rows_cols_multi : mm_rows_cols_generic;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -698,6 +738,7 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a->ne[0];
     w.dot   = p.dot;
+    w.dotc  = p.dotc;
 
     if (interleaved && by_rows) {
         // rows outer, columns (matrices) inner, in dynamic chunks of rows
@@ -856,6 +897,7 @@ static void mul_mat_id_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
     w.d_nb0 = dst->nb[0];
     w.k     = (int) a0->ne[0];
     w.dot   = p.dot;
+    w.dotc  = p.dotc;
 
     int64_t ir0 = 0, ir1 = ne01, ic0 = 0, ic1 = ncols;
     if (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) {

@@ -201,6 +201,88 @@ GXV_INLINE float gemv_q32(int n, const void * x, const uint8_t * y, const bool q
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
+// Several prepared activation rows at once (MUL_MAT with 2..8 columns): each pair of weight
+// blocks is loaded and unpacked once, its scales selected once, then used for every column. Per
+// column the operations are the same whatever nc (one accumulator, blocks in order), so a
+// column's result does not depend on the other columns.
+#define GEMV_COLS 4
+
+GXV_INLINE void gemv_q32_cols(int n, float * s, const void * x, const void * const * vy, const bool q4, const int nc) {
+    const int bs = q4 ? (int) sizeof(block_q4_0) : (int) sizeof(block_q8_0);
+    const int nblk = n / QK8_0;
+    __m512 acc[GEMV_COLS];
+    for (int c = 0; c < nc; c++) {
+        acc[c] = _mm512_setzero_ps();
+    }
+    int b = 0;
+    const int step = q4 ? 8 : 4; // blocks whose scales lie in 128 bytes
+    for (; b + step <= nblk; b += step) {
+        _mm_prefetch((const char *) x + (size_t) b * bs + QGEMV_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + (size_t) b * bs + QGEMV_PREFETCH + 64, _MM_HINT_T0);
+        const __m512 dv = d_blocks((const char *) x + (size_t) b * bs, bs, step);
+#pragma GCC unroll 4
+        for (int h = 0; h < step / 2; h++) {
+            const __m512i w = w_pair(x, b + 2*h, q4);
+            const __m512 dw = _mm512_permutexvar_ps(pair_sel(h, q4), dv);
+            const size_t off = (size_t) (b / 2 + h) * PAIR_BYTES;
+            for (int c = 0; c < nc; c++) {
+                const uint8_t * yb = (const uint8_t *) vy[c] + off;
+                const __m512i is = _mm512_dpbusd_epi32(_mm512_load_si512((const void *) (yb + 64)), w,
+                                                       _mm512_load_si512((const void *) yb));
+                const __m512 sc = _mm512_mul_ps(dw, _mm512_load_ps((const float *) (yb + 128)));
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), sc, acc[c]);
+            }
+        }
+    }
+    for (; b < nblk; b += 2) {
+        const bool two = b + 1 < nblk;
+        __m512i w;
+        ggml_fp16_t d0, d1;
+        if (q4) {
+            const block_q4_0 * xb = (const block_q4_0 *) x + b;
+            const __m128i q1 = two ? _mm_loadu_si128((const __m128i *) xb[1].qs) : _mm_setzero_si128();
+            const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) xb[0].qs)), q1, 1);
+            w = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1), _mm512_set1_epi8(15));
+            d0 = xb[0].d;
+            d1 = two ? xb[1].d : xb[0].d;
+        } else {
+            const block_q8_0 * xb = (const block_q8_0 *) x + b;
+            const __m256i q1 = two ? _mm256_loadu_si256((const __m256i *) xb[1].qs) : _mm256_set1_epi8((char) 0x80);
+            w = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) xb[0].qs)), q1, 1),
+                                 _mm512_set1_epi8((char) 0x80));
+            d0 = xb[0].d;
+            d1 = two ? xb[1].d : xb[0].d;
+        }
+        const __m512 dw = d2_lanes(&d0, &d1, pair_sel(0, q4));
+        const size_t off = (size_t) (b / 2) * PAIR_BYTES;
+        for (int c = 0; c < nc; c++) {
+            const uint8_t * y = (const uint8_t *) vy[c] + off;
+            const __m512i is = _mm512_dpbusd_epi32(_mm512_load_si512((const void *) (y + 64)), w, _mm512_load_si512((const void *) y));
+            const __m512 sc = _mm512_mul_ps(dw, _mm512_load_ps((const float *) (y + 128)));
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), sc, acc[c]);
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        s[c] = _mm512_reduce_add_ps(acc[c]);
+    }
+}
+
+#define GEMV_COLS_ENTRY(name, q4)                                                                    \
+    GXV static void name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,               \
+                         const void * const * vy, int nc) {                                          \
+        for (int c0 = 0; c0 < nc; c0 += GEMV_COLS) {                                                 \
+            switch (nc - c0 < GEMV_COLS ? nc - c0 : GEMV_COLS) {                                     \
+                case 1:  gemv_q32_cols(n, s + c0, vx, vy + c0, q4, 1); break;                        \
+                case 2:  gemv_q32_cols(n, s + c0, vx, vy + c0, q4, 2); break;                        \
+                case 3:  gemv_q32_cols(n, s + c0, vx, vy + c0, q4, 3); break;                        \
+                default: gemv_q32_cols(n, s + c0, vx, vy + c0, q4, 4); break;                        \
+            }                                                                                        \
+        }                                                                                            \
+    }
+
+GEMV_COLS_ENTRY(gemv_cols_q4_0, true)
+GEMV_COLS_ENTRY(gemv_cols_q8_0, false)
+
 GXV static void gemv_q4_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
     *s = gemv_q32(n, vx, (const uint8_t *) vy, true);
 }
@@ -255,6 +337,8 @@ void ggml_x_qgemv_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     k->qgemv_q4_0      = gemv_q4_0;
     k->qgemv_q8_0      = gemv_q8_0;
     k->qgemv_q4_K      = gemv_q4_K;
+    k->qgemv_cols_q4_0 = gemv_cols_q4_0;
+    k->qgemv_cols_q8_0 = gemv_cols_q8_0;
 }
 
 #endif // __x86_64__

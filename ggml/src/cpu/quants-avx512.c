@@ -186,6 +186,7 @@ void ggml_x_quant_kernels_avx512_vnni(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q4_0_q8_0 = ggml_x_vec_dot_q4_0_q8_0_vnni;
     ggml_x_quant_kernels_q32_vnni(k);
     ggml_x_quant_kernels_kq_vnni(k);
+    ggml_x_quant_kernels_kq_cols_vnni(k);
 }
 
 #endif // __x86_64__

@@ -26,6 +26,11 @@ static void ggml_x_quant_kernels_scalar(struct ggml_x_quant_kernels * k) {
     k->vec_dot_q5_K_q8_K = ggml_x_vec_dot_q5_K_q8_K_ref;
     k->fp16_to_fp32_row  = ggml_x_fp16_to_fp32_row_scalar;
     k->fp32_to_fp16_row  = ggml_x_fp32_to_fp16_row_scalar;
+    k->vec_dot_cols_q2_K = NULL;
+    k->vec_dot_cols_q3_K = NULL;
+    k->vec_dot_cols_q4_K = NULL;
+    k->vec_dot_cols_q5_K = NULL;
+    k->vec_dot_cols_q6_K = NULL;
 }
 
 bool ggml_x_quant_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_quant_kernels * k) {
@@ -62,6 +67,17 @@ bool ggml_x_quant_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_q
         default:
             // not reached: a supported level is scalar or of this architecture
             return true;
+    }
+}
+
+ggml_x_vec_dot_cols_t ggml_x_quant_dot_cols(const struct ggml_x_quant_kernels * k, enum ggml_type wtype) {
+    switch (wtype) {
+        case GGML_TYPE_Q2_K: return k->vec_dot_cols_q2_K;
+        case GGML_TYPE_Q3_K: return k->vec_dot_cols_q3_K;
+        case GGML_TYPE_Q4_K: return k->vec_dot_cols_q4_K;
+        case GGML_TYPE_Q5_K: return k->vec_dot_cols_q5_K;
+        case GGML_TYPE_Q6_K: return k->vec_dot_cols_q6_K;
+        default:             return NULL;
     }
 }
 
