@@ -15,7 +15,10 @@ static pthread_once_t g_exp_f16_once = PTHREAD_ONCE_INIT;
 
 static void vec_exp_f16_build(void) {
     for (uint32_t h = 0; h < 65536; h++) {
-        const float x = ggml_fp16_to_fp32((ggml_fp16_t) h);
+        const uint16_t bits = (uint16_t) h;
+        ggml_fp16_t hv;
+        memcpy(&hv, &bits, sizeof(hv)); // bits, not a numeric conversion (__fp16 on arm64)
+        const float x = ggml_fp16_to_fp32(hv);
         g_exp_f16[h] = ggml_fp16_to_fp32(ggml_x_fp32_to_fp16(expf(x)));
     }
 }
@@ -111,7 +114,10 @@ static double vec_exp_sum_scalar(int64_t n, float * w, float max) {
     for (int64_t i = 0; i < n; i++) {
         float v = 0.0f;
         if (w[i] != -INFINITY) {
-            v = t[ggml_x_fp32_to_fp16(w[i] - max)];
+            const ggml_fp16_t h = ggml_x_fp32_to_fp16(w[i] - max);
+            uint16_t bits;
+            memcpy(&bits, &h, sizeof(bits)); // ggml_fp16_t is __fp16 on arm64
+            v = t[bits];
             s += (double) v;
         }
         w[i] = v;
