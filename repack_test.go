@@ -28,14 +28,18 @@ func TestCPURepackBufferType(t *testing.T) {
 	defer be.Close()
 	assert.True(t, bt.SupportsBackend(be))
 
-	const k, m = 96, 21 // 2 groups of 8 rows + 5 plain rows
+	const m = 21 // 2 groups of 8 rows + 5 plain rows
 	rng := rand.New(rand.NewSource(1))
-	wf := make([]float32, k*m)
-	for i := range wf {
-		wf[i] = rng.Float32()*2 - 1
-	}
-	for _, typ := range []Type{TypeQ4_0, TypeQ8_0} {
-		wq, err := Quantize(typ, wf, k)
+	for _, tc := range []struct {
+		typ Type
+		k   int64
+	}{{TypeQ4_0, 96}, {TypeQ8_0, 96}, {TypeQ4_K, 512}} {
+		typ, k := tc.typ, tc.k
+		wf := make([]float32, int(k)*m)
+		for i := range wf {
+			wf[i] = rng.Float32()*2 - 1
+		}
+		wq, err := Quantize(typ, wf, int(k))
 		require.NoError(t, err)
 
 		wctx := newCtx(t, Params{NoAlloc: true})
@@ -77,7 +81,7 @@ func TestCPURepackBufferType(t *testing.T) {
 			g := gctx.NewGraph().BuildForwardExpand(yr).BuildForwardExpand(yp)
 			s, err := NewScheduler([]*Backend{be}, nil, 0)
 			require.NoError(t, err)
-			xv := make([]float32, k*n)
+			xv := make([]float32, int(k)*n)
 			for i := range xv {
 				xv[i] = rng.Float32()*2 - 1
 			}

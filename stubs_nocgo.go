@@ -492,7 +492,7 @@ func CPUBufferType() (r0 *BufferType) {
 	panic(noCgo("CPUBufferType"))
 }
 
-// CPURepackBufferType returns the CPU buffer type whose Q4_0 and Q8_0 2-D weight matrices (at
+// CPURepackBufferType returns the CPU buffer type whose Q4_0, Q8_0 and Q4_K 2-D weight matrices (at
 // least 8 rows) are stored repacked, interleaved by groups of 8 rows, for the CPU backend's
 // matrix products (ggml_x_backend_cpu_repack_buffer_type; registry entry "CPU_REPACK"). Matrix-
 // vector products and small batches then stream each weight once. Its memory is not host memory:

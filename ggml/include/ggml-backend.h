@@ -93,7 +93,7 @@ extern "C" {
 
     GGML_API GGML_CALL ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void);
 
-    // (not in the reference) CPU buffers whose Q4_0/Q8_0 2-D weight matrices are stored repacked
+    // (not in the reference) CPU buffers whose Q4_0/Q8_0/Q4_K 2-D weight matrices are stored repacked
     // (interleaved by groups of 8 rows) for the CPU backend's MUL_MAT kernels. Not host memory:
     // get/set_tensor convert, any offset and size. Only MUL_MAT (as src0, F32 src1) may read a
     // repacked tensor; other ops or views reading one fail the graph compute with an error.

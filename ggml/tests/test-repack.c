@@ -1,5 +1,5 @@
 // test-repack.c - the CPU_REPACK buffer type (cpu/repack.c): get_tensor returns exactly the bytes
-// set, whole or in odd pieces; the repack kernels of every level this CPU runs against the
+// set, whole or in odd pieces (Q4_0, Q8_0, Q4_K); the repack kernels of every level this CPU runs against the
 // reference dot products (odd block counts, 1..8 columns, extreme nibbles/bytes and scales);
 // MUL_MAT with weights in the repack buffer against the same weights in the CPU buffer (row counts
 // not a multiple of 8, 1..13 columns, broadcast batches, 1..3 threads, every level); ops that
@@ -52,15 +52,20 @@ static void test_registry(void) {
 
 // set/get round trips: whole, then in pieces of 1..97 bytes at odd offsets, and partial gets
 static void test_set_get(void) {
-    struct ggml_init_params ip = { 16 * ggml_tensor_overhead(), NULL, true };
+    struct ggml_init_params ip = { 32 * ggml_tensor_overhead(), NULL, true };
     struct ggml_context * ctx = ggml_init(ip);
     struct ggml_tensor * ts[] = {
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 96, 21),    // 2 groups + 5 plain rows
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 64, 16),    // 2 groups
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 32, 8),
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 320, 43),
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 256, 8),
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 768, 19),   // 2 groups + 3 plain rows
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 4352, 17),  // 17 super-blocks
         ggml_new_tensor_3d(ctx, GGML_TYPE_Q8_0, 32, 8, 2),  // 3-D: plain
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 64, 7),     // fewer than 8 rows: plain
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 256, 7),
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q6_K, 256, 16),   // not (yet) a repacked type: plain
         ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 13, 9),      // other type: plain
     };
     const int nt = (int) (sizeof(ts) / sizeof(ts[0]));
@@ -79,7 +84,7 @@ static void test_set_get(void) {
             orig[i] = rbyte();
         }
         const bool packed = ggml_x_rp_is_packed(t, NULL);
-        T_CHECK_MSG(packed == (ti < 4), "tensor %d: packed %d", ti, packed);
+        T_CHECK_MSG(packed == (ti < 7), "tensor %d: packed %d", ti, packed);
 
         ggml_backend_tensor_set(t, orig, 0, n);
         memset(got, 0, n);
@@ -149,28 +154,54 @@ static void rows_fill(enum ggml_type t, uint8_t * w, int nblk, int pattern, int 
     for (int b = 0; b < nblk * GGML_X_RP_ROWS; b++) {
         ggml_fp16_t d = ggml_fp32_to_fp16(scale ? 65504.0f : 0.01f + 0.05f * fabsf(rnd()));
         memcpy(w + (size_t) b * bs, &d, sizeof(d));
+        if (t == GGML_TYPE_Q4_K) { // dmin
+            d = ggml_fp32_to_fp16(scale ? 65504.0f : 0.01f + 0.05f * fabsf(rnd()));
+            memcpy(w + (size_t) b * bs + 2, &d, sizeof(d));
+        }
     }
+}
+
+// Q4_K: sum over the row of (|d * scale * q| + |dmin * min|) * |x|, the size of the terms the
+// kernels round (the two parts of a Q4_K weight can cancel)
+static double q4k_abs_terms(const uint8_t * row, const float * x, int k) {
+    double s = 0.0;
+    for (int b = 0; b < k / QK_K; b++) {
+        const block_q4_K * blk = (const block_q4_K *) row + b;
+        const double d = fabs((double) ggml_fp16_to_fp32(blk->d)), dm = fabs((double) ggml_fp16_to_fp32(blk->dmin));
+        for (int i = 0; i < QK_K; i++) {
+            const int sb = i / 32, c = i / 64, l = i % 32;
+            const int q = sb % 2 == 0 ? (blk->qs[32*c + l] & 15) : (blk->qs[32*c + l] >> 4);
+            uint8_t sc, mn;
+            ggml_x_get_scale_min_k4(sb, blk->scales, &sc, &mn);
+            s += (d * sc * q + dm * mn) * fabs((double) x[b*QK_K + i]);
+        }
+    }
+    return s;
 }
 
 static void test_kernels(void) {
     static const int nblks[] = { 1, 2, 3, 7, 16, 33 };
+    static const int nblks_k[] = { 1, 2, 3, 5, 16, 17 };
     int checked = 0;
     for (int li = 0; li < N_LEVELS; li++) {
         struct ggml_x_gemm_kernels kr;
         if (!ggml_x_gemm_kernels_for_level(k_levels[li], &kr)) {
             continue;
         }
-        for (int ti = 0; ti < 2; ti++) {
-            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : GGML_TYPE_Q8_0;
-            const ggml_x_rp_kernel_t kern = ti == 0 ? kr.rp_q4_0 : kr.rp_q8_0;
-            const ggml_vec_dot_t ref = ti == 0 ? ggml_x_vec_dot_q4_0_q8_0_ref : ggml_x_vec_dot_q8_0_q8_0_ref;
+        for (int ti = 0; ti < 3; ti++) {
+            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : ti == 1 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K;
+            const enum ggml_type vt = ti == 2 ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
+            const int qk = ti == 2 ? QK_K : QK8_0;
+            const ggml_x_rp_kernel_t kern = ggml_x_rp_kernel_of(&kr, t);
+            const ggml_vec_dot_t ref = ti == 0 ? ggml_x_vec_dot_q4_0_q8_0_ref :
+                                       ti == 1 ? ggml_x_vec_dot_q8_0_q8_0_ref : ggml_x_vec_dot_q4_K_q8_K_ref;
             T_CHECK(kern != NULL);
             if (kern == NULL) {
                 continue;
             }
             for (size_t si = 0; si < sizeof(nblks) / sizeof(nblks[0]); si++) {
-                const int nblk = nblks[si];
-                const int k = nblk * QK8_0;
+                const int nblk = ti == 2 ? nblks_k[si] : nblks[si];
+                const int k = nblk * qk;
                 const size_t rs = ggml_row_size(t, k);
                 uint8_t * w = malloc(rs * GGML_X_RP_ROWS);
                 uint8_t * grp = aligned_alloc(64, (rs * GGML_X_RP_ROWS + 63) / 64 * 64);
@@ -187,9 +218,12 @@ static void test_kernels(void) {
                         for (int nc = 1; nc <= GGML_X_RP_COLS; nc++) {
                             memset(set, 0x5a, psz);
                             for (int j = 0; j < nc; j++) {
-                                const int xs = (j + pattern) % 3; // random; all +1; +-1
+                                const int xs = (j + pattern) % 4; // random; all +1; +-1; +-1 and tiny
                                 for (int i = 0; i < k; i++) {
                                     x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
+                                    if (xs == 3 && i % 5 != 0) {
+                                        x[i] = 1e-3f * x[i];
+                                    }
                                 }
                                 ggml_x_rp_prep(t, x, k, set, j, nc);
                             }
@@ -200,7 +234,7 @@ static void test_kernels(void) {
                             kern(nblk, nc, grp, set, out);
                             for (int j = 0; j < nc; j++) {
                                 const void * xq = ggml_x_rp_set_q8(set, k, j);
-                                ggml_x_type_traits(GGML_TYPE_Q8_0)->to_float(xq, xf, k);
+                                ggml_x_type_traits(vt)->to_float(xq, xf, k);
                                 for (int r = 0; r < GGML_X_RP_ROWS; r++) {
                                     const uint8_t * row = w + (size_t) r * rs;
                                     float want;
@@ -209,6 +243,9 @@ static void test_kernels(void) {
                                     double sa = 0.0;
                                     for (int i = 0; i < k; i++) {
                                         sa += fabs((double) wf[i] * xf[i]);
+                                    }
+                                    if (t == GGML_TYPE_Q4_K) {
+                                        sa = q4k_abs_terms(row, xf, k);
                                     }
                                     const double err = fabs((double) out[j*GGML_X_RP_ROWS + r] - (double) want) / (sa + 1e-30);
                                     T_CHECK_MSG(err < 2e-6 * sqrt((double) k) + 1e-6,
@@ -256,6 +293,14 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q8_0, 128, 45, 11, 1 },
     { GGML_TYPE_Q8_0, 64, 19, 3, 2 },
     { GGML_TYPE_Q4_0, 4096, 64, 4, 1 },
+    { GGML_TYPE_Q4_K, 256, 8, 1, 1 },
+    { GGML_TYPE_Q4_K, 512, 21, 1, 1 },
+    { GGML_TYPE_Q4_K, 768, 37, 3, 1 },
+    { GGML_TYPE_Q4_K, 256, 67, 8, 1 },
+    { GGML_TYPE_Q4_K, 512, 45, 9, 1 },    // > 8 columns: unpacked rows, int8 GEMM
+    { GGML_TYPE_Q4_K, 4352, 29, 5, 1 },   // 17 super-blocks
+    { GGML_TYPE_Q4_K, 256, 19, 2, 3 },
+    { GGML_TYPE_Q4_K, 4096, 64, 7, 1 },
 };
 
 static void test_mul_mat(void) {
@@ -287,9 +332,11 @@ static void test_mul_mat(void) {
         for (size_t i = 0; i < n; i++) {
             wb[i] = rbyte();
         }
-        for (size_t b = 0; b < n / bs; b++) { // sane scales
-            ggml_fp16_t d = ggml_fp32_to_fp16(0.01f + 0.05f * fabsf(rnd()));
-            memcpy(wb + b * bs, &d, sizeof(d));
+        for (size_t b = 0; b < n / bs; b++) { // sane scales (Q4_K: d and dmin)
+            for (int h = 0; h < (c->t == GGML_TYPE_Q4_K ? 2 : 1); h++) {
+                ggml_fp16_t d = ggml_fp32_to_fp16(0.01f + 0.05f * fabsf(rnd()));
+                memcpy(wb + b * bs + 2*h, &d, sizeof(d));
+            }
         }
         ggml_backend_tensor_set(wr, wb, 0, n);
         ggml_backend_tensor_set(wp, wb, 0, n);

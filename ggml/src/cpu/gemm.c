@@ -80,6 +80,7 @@ static void gemm_kernels_scalar(struct ggml_x_gemm_kernels * k) {
     k->pack_a_f16 = gemm_pack_a_f16_scalar;
     k->rp_q4_0    = ggml_x_rp_kernel_q4_0_scalar;
     k->rp_q8_0    = ggml_x_rp_kernel_q8_0_scalar;
+    k->rp_q4_K    = ggml_x_rp_kernel_q4_K_scalar;
 }
 
 // ---------------------------------------------------------------------------------------------

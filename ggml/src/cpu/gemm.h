@@ -78,6 +78,7 @@ struct ggml_x_gemm_kernels {
     // (repack.c: scalar at every level; repack-avx2.c, repack-avx512.c)
     void (*rp_q4_0)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
     void (*rp_q8_0)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+    void (*rp_q4_K)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 };
 
 // kernels of exactly `level`; false (and the scalar kernels) when this CPU cannot run it

@@ -588,7 +588,7 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
         return false;
     }
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
-    p->kern = p->l.type == GGML_TYPE_Q4_0 ? k->rp_q4_0 : k->rp_q8_0;
+    p->kern = ggml_x_rp_kernel_of(k, p->l.type);
     p->n    = b->ne[1] * b->ne[2] * b->ne[3];
     p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
     p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));

@@ -133,9 +133,27 @@ GXV static void rp_q8_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
     rp_kernel(nblk, ncols, grp, set, out, false);
 }
 
+#define RPK_INLINE GXV_INLINE
+#define RPK_VNNI 1
+#include "cpu/repack-q4k.h"
+
+GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    switch (ncols) {
+        case 1:  rpk_cols(nblk, 1, 1, 0, grp, set, out); break;
+        case 2:  rpk_cols(nblk, 2, 2, 0, grp, set, out); break;
+        case 3:  rpk_cols(nblk, 3, 3, 0, grp, set, out); break;
+        case 4:  rpk_cols(nblk, 4, 4, 0, grp, set, out); break;
+        case 5:  rpk_cols(nblk, 5, 5, 0, grp, set, out); break;
+        case 6:  rpk_cols(nblk, 6, 6, 0, grp, set, out); break;
+        case 7:  rpk_cols(nblk, 7, 7, 0, grp, set, out); break;
+        default: rpk_cols(nblk, 8, 8, 0, grp, set, out); break;
+    }
+}
+
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
+    k->rp_q4_K = rp_q4_K_vnni;
 }
 
 #endif // __x86_64__

@@ -1,9 +1,9 @@
-// repack.c - the CPU_REPACK buffer type (ggml_x_backend_cpu_repack_buffer_type): Q4_0 and Q8_0
-// weight matrices stored interleaved by groups of 8 rows, so that MUL_MAT's repack kernels
+// repack.c - the CPU_REPACK buffer type (ggml_x_backend_cpu_repack_buffer_type): Q4_0, Q8_0 and
+// Q4_K weight matrices stored interleaved by groups of 8 rows, so that MUL_MAT's repack kernels
 // stream one contiguous run of memory per group and compute 8 rows x up to 8 src1 columns in
 // one pass over the weights.
 //
-// Layout. A tensor is repacked when it is not a view, its type is Q4_0 or Q8_0, it is 2-D
+// Layout. A tensor is repacked when it is not a view, its type is Q4_0, Q8_0 or Q4_K, it is 2-D
 // (ne2 = ne3 = 1) with contiguous rows and has at least 8 rows (ggml_x_rp_layout_of). It then
 // occupies the same ggml_nbytes bytes as in a CPU buffer, but rows 0 .. 8*G-1 (G = ne1 / 8 whole
 // groups) are rearranged; the last ne1 % 8 rows stay in the plain layout at their usual offsets.
@@ -17,6 +17,14 @@
 //   n * 16 bytes:   per block the 8 rows' fp16 scales (row r at 2r).
 // A run of 4 is 576 (Q4_0) or 1088 (Q8_0) bytes, so when the group starts 64-byte aligned (rows
 // of a multiple of 4 blocks) no vector load crosses a cache line.
+// Q4_K (ne0 a multiple of QK_K): super-block b of the group's 8 rows takes 8 * 144 = 1152 bytes
+// at b*1152, a header of 128 bytes then the quant bytes:
+//   [0, 16)     the 8 rows' fp16 d (row r at 2r);   [16, 32) their fp16 dmin (row r at 16 + 2r);
+//   [32, 128)   the 12 packed 6-bit scale/min bytes: byte i of row r at 32 + 8i + r, so that one
+//               256-bit load holds bytes i..i+3 of all 8 rows and the scales and mins of the 8
+//               sub-blocks are unpacked for 8 rows at once;
+//   [128, 1152) the 128 quant bytes in 32-byte chunks: chunk c holds bytes 4c..4c+3 of rows 0..7
+//               (row r at 4r), as for Q4_0.
 // The rearrangement is a permutation of byte positions (no byte changes value), so set_tensor and
 // get_tensor with any offset and size map each byte to its place (ggml_x_rp_pack / _unpack),
 // get_tensor returns exactly the bytes that were set, clear (memset of the whole buffer) and raw
@@ -39,6 +47,7 @@
 // paging in a VM) cost up to half the bandwidth in measurements (issue 17).
 
 #include "cpu/repack.h"
+#include "cpu/gemm.h"
 #include "ggml-backend-impl.h"
 #include "ggml-quants.h"
 
@@ -50,6 +59,7 @@
 #endif
 
 #define RP_ALIGN 64
+#define RP_K4_HDR 128   // Q4_K: header bytes of an 8-row super-block (before the quant bytes)
 #define RP_HUGE  ((size_t) 2 << 20)
 
 // an allocation failure is not a programming error: print it (and record it when recoverable)
@@ -65,21 +75,23 @@ static void rp_soft_error(const char * msg, size_t size) {
 // layout
 
 bool ggml_x_rp_layout_of(const struct ggml_tensor * t, struct ggml_x_rp_layout * l) {
-    if (t == NULL || (t->type != GGML_TYPE_Q4_0 && t->type != GGML_TYPE_Q8_0)) {
+    if (t == NULL || (t->type != GGML_TYPE_Q4_0 && t->type != GGML_TYPE_Q8_0 && t->type != GGML_TYPE_Q4_K)) {
         return false;
     }
-    const size_t bs = t->type == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0);
-    if (t->ne[0] <= 0 || t->ne[0] % QK8_0 != 0 || t->ne[1] < GGML_X_RP_ROWS || t->ne[2] != 1 || t->ne[3] != 1) {
+    const int64_t qk = t->type == GGML_TYPE_Q4_K ? QK_K : QK8_0;
+    const size_t bs = t->type == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) :
+                      t->type == GGML_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_K);
+    if (t->ne[0] <= 0 || t->ne[0] % qk != 0 || t->ne[1] < GGML_X_RP_ROWS || t->ne[2] != 1 || t->ne[3] != 1) {
         return false;
     }
-    const size_t row_size = bs * (size_t) (t->ne[0] / QK8_0);
+    const size_t row_size = bs * (size_t) (t->ne[0] / qk);
     if (t->nb[0] != bs || t->nb[1] != row_size) {
         return false;
     }
     if (l != NULL) {
         l->type     = t->type;
         l->bs       = bs;
-        l->nblk     = t->ne[0] / QK8_0;
+        l->nblk     = t->ne[0] / qk;
         l->row_size = row_size;
         l->ngroups  = t->ne[1] / GGML_X_RP_ROWS;
         l->packed   = (size_t) l->ngroups * GGML_X_RP_ROWS * row_size;
@@ -115,12 +127,27 @@ static inline size_t rp_quant_pos(const struct ggml_x_rp_layout * l, size_t g, s
     return g * GGML_X_RP_ROWS * l->row_size + b0 * GGML_X_RP_ROWS * l->bs + (b - b0) * GGML_X_RP_ROWS * qb + 4*r;
 }
 
+// Q4_K: where byte t (0..143) of row r's super-block lands in the group's 8-row super-block
+static inline size_t rp_k4_pos(size_t r, size_t t) {
+    if (t < 4) {
+        return (t < 2 ? 0 : 16) + 2*r + (t & 1);           // d, dmin
+    }
+    if (t < 16) {
+        return 32 + 8*(t - 4) + r;                         // the 12 packed scale/min bytes
+    }
+    const size_t i = t - 16;
+    return RP_K4_HDR + (i / 4) * 32 + 4*r + i % 4;         // quant byte quads
+}
+
 // interleaved position of original byte o (o < l->packed)
 static inline size_t rp_pos(const struct ggml_x_rp_layout * l, size_t o) {
     const size_t row = o / l->row_size;
     const size_t q   = o % l->row_size;
     const size_t g = row / GGML_X_RP_ROWS, r = row % GGML_X_RP_ROWS;
     const size_t b = q / l->bs, t = q % l->bs;
+    if (l->type == GGML_TYPE_Q4_K) {
+        return g * GGML_X_RP_ROWS * l->row_size + b * GGML_X_RP_ROWS * l->bs + rp_k4_pos(r, t);
+    }
     if (t < 2) {
         return rp_scale_pos(l, g, r, b) + t;
     }
@@ -133,6 +160,26 @@ static inline void rp_block(const struct ggml_x_rp_layout * l, char * packed, ch
     const size_t row = o / l->row_size;
     const size_t g = row / GGML_X_RP_ROWS, r = row % GGML_X_RP_ROWS;
     const size_t b = (o % l->row_size) / l->bs;
+    if (l->type == GGML_TYPE_Q4_K) {
+        char * kb = packed + g * GGML_X_RP_ROWS * l->row_size + b * GGML_X_RP_ROWS * l->bs;
+        for (size_t t = 0; t < 16; t++) {
+            char * p = kb + rp_k4_pos(r, t);
+            if (to_packed) {
+                *p = plain[t];
+            } else {
+                plain[t] = *p;
+            }
+        }
+        for (size_t c = 0; c < QK_K / 8; c++) {
+            char * p = kb + RP_K4_HDR + 32*c + 4*r;
+            if (to_packed) {
+                memcpy(p, plain + 16 + 4*c, 4);
+            } else {
+                memcpy(plain + 16 + 4*c, p, 4);
+            }
+        }
+        return;
+    }
     char * sp = packed + rp_scale_pos(l, g, r, b);
     char * qp = packed + rp_quant_pos(l, g, r, b);
     const size_t nq = (l->bs - 2) / 4;       // quads of quant bytes
@@ -368,8 +415,11 @@ static size_t rp_set_q8_off(int64_t k) {
     return ggml_x_rp_set_corr_off(k) + rp_al((size_t) (k / QK8_0) * GGML_X_RP_COLS * sizeof(int32_t));
 }
 
+// room for a plain q8_0 row or (k a multiple of QK_K) a plain q8_K row
 static size_t rp_q8_row(int64_t k) {
-    return rp_al((size_t) (k / QK8_0) * sizeof(block_q8_0));
+    const size_t q80 = (size_t) (k / QK8_0) * sizeof(block_q8_0);
+    const size_t q8k = (size_t) (k / QK_K) * sizeof(block_q8_K);
+    return rp_al(q80 > q8k ? q80 : q8k);
 }
 
 size_t ggml_x_rp_set_size(int64_t k) {
@@ -380,7 +430,26 @@ const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j) {
     return set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k);
 }
 
+static void rp_prep_q4_K(const float * x, int64_t k, uint8_t * set, int j, int nc) {
+    const int64_t nsb = k / QK_K;
+    block_q8_K * q = (block_q8_K *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
+    float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
+    int16_t * bsum = (int16_t *) (set + ggml_x_rp_set_corr_off(k));
+    ggml_x_type_traits(GGML_TYPE_Q8_K)->from_float(x, q, (int) k);
+    for (int64_t b = 0; b < nsb; b++) {
+        memcpy(set + (size_t) (b * nc + j) * QK_K, q[b].qs, QK_K);
+        dx[b * nc + j] = q[b].d;
+        for (int s = 0; s < QK_K / 32; s++) {
+            bsum[(b * nc + j) * (QK_K / 32) + s] = (int16_t) (q[b].bsums[2*s] + q[b].bsums[2*s + 1]);
+        }
+    }
+}
+
 void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc) {
+    if (wtype == GGML_TYPE_Q4_K) {
+        rp_prep_q4_K(x, k, set, j, nc);
+        return;
+    }
     const int64_t nblk = k / QK8_0;
     block_q8_0 * q = (block_q8_0 *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
     float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
@@ -439,4 +508,40 @@ void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, 
 
 void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
     rp_kernel_scalar(nblk, ncols, grp, set, out, false);
+}
+
+// Q4_K: each super-block of each row gathered back into a block_q4_K and dotted with the
+// reference, so the result is the reference's to the last bit
+void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    const int64_t k = nblk * QK_K;
+    const size_t bs8 = GGML_X_RP_ROWS * sizeof(block_q4_K);
+    for (int j = 0; j < ncols; j++) {
+        const block_q8_K * y = (const block_q8_K *) ggml_x_rp_set_q8(set, k, j);
+        for (int r = 0; r < GGML_X_RP_ROWS; r++) {
+            float sum = 0.0f;
+            for (int64_t b = 0; b < nblk; b++) {
+                const uint8_t * kb = grp + (size_t) b * bs8;
+                uint8_t blk[sizeof(block_q4_K)];
+                for (size_t t = 0; t < 16; t++) {
+                    blk[t] = kb[rp_k4_pos((size_t) r, t)];
+                }
+                for (size_t c = 0; c < QK_K / 8; c++) {
+                    memcpy(blk + 16 + 4*c, kb + RP_K4_HDR + 32*c + 4*r, 4);
+                }
+                float v;
+                ggml_x_vec_dot_q4_K_q8_K_ref(QK_K, &v, blk, &y[b]);
+                sum += v;
+            }
+            out[j*GGML_X_RP_ROWS + r] = sum;
+        }
+    }
+}
+
+ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_Q4_0: return k->rp_q4_0;
+        case GGML_TYPE_Q8_0: return k->rp_q8_0;
+        case GGML_TYPE_Q4_K: return k->rp_q4_K;
+        default:             return NULL;
+    }
 }

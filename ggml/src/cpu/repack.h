@@ -14,12 +14,12 @@ extern "C" {
 #define GGML_X_RP_COLS 8   // src1 columns one kernel call computes
 
 // Where a repacked tensor's bytes live. A tensor is repacked when it is not a view, its buffer
-// has the repack buffer type, its type is Q4_0 or Q8_0, it is 2-D (ne2 = ne3 = 1) with
+// has the repack buffer type, its type is Q4_0, Q8_0 or Q4_K, it is 2-D (ne2 = ne3 = 1) with
 // contiguous rows and at least 8 rows.
 struct ggml_x_rp_layout {
     enum ggml_type type;
-    size_t  bs;        // bytes of one block (18 or 34)
-    int64_t nblk;      // blocks per row
+    size_t  bs;        // bytes of one block (18, 34; Q4_K: 144, a super-block)
+    int64_t nblk;      // blocks (Q4_K: super-blocks) per row
     size_t  row_size;  // bytes of one row
     int64_t ngroups;   // whole groups of 8 rows; rows ngroups*8.. stay in the plain layout
     size_t  packed;    // bytes of the interleaved part (ngroups * 8 * row_size)
@@ -49,6 +49,11 @@ void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char
 //                         the block's int8 (the offset of unsigned weights: Q4_0 nibbles, Q8_0 + 128)
 //   [q8_off, ...)         per column: the row as plain block_q8_0 (the reference's quantization,
 //                         for the type's vec_dot on the plain tail rows)
+// Q4_K weights (nblk super-blocks of QK_K) use the same regions as the q8_K quantization:
+//   [0, ...)              per super-block, per column j: its 256 int8 at 256j
+//   [dx_off, ...)         per super-block, per column: the float scale d of the q8_K block
+//   [corr_off, ...)       per super-block, per column: 8 int16, the sums of the 8 sub-blocks of 32
+//   [q8_off, ...)         per column: the row as plain block_q8_K
 // Slots of columns that were not prepared are never read.
 size_t ggml_x_rp_set_size(int64_t k);
 size_t ggml_x_rp_set_dx_off(int64_t k);
@@ -64,6 +69,11 @@ typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp,
 
 void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+
+// the kernel of a repacked type in a level's kernel table (gemm.h); NULL: not a repacked type
+struct ggml_x_gemm_kernels;
+ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type);
 
 #ifdef __cplusplus
 }

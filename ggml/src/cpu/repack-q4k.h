@@ -1,0 +1,133 @@
+// repack-q4k.h - the Q4_K kernel of weights repacked by groups of 8 rows (layout: repack.c),
+// included by repack-avx2.c (RPK_VNNI 0: vpmaddubsw) and repack-avx512.c (RPK_VNNI 1: vpdpbusd
+// with embedded broadcasts, dpbusd_b), which define RPK_INLINE (target attributes) first.
+//
+// Per 8-row super-block: the 96 scale/min bytes (3 loads, byte i of the 8 rows side by side)
+// are unpacked to 6-bit scales and mins of the 8 sub-blocks for all rows at once; then per
+// sub-block the 8 quant chunks (lane = row, low or high nibbles) are unpacked once into
+// registers and every column runs its dot products against broadcast activation quads:
+//   VNNI: two vpdpbusd chains of 4 (|dot| <= 32 * 15 * 128), times the rows' scales (vpmulld);
+//   AVX2: 8 vpmaddubsw summed in int16 (|sum| <= 8 * 2 * 15 * 128 < 2^15), one vpmaddwd by the
+//         scale duplicated in both halves of each 32-bit lane.
+// The integer sum over the sub-blocks is exact (the reference's sumi); the mins term (the
+// reference's summ) is 4 vpmaddwd of the rows' (min[2p], min[2p+1]) pairs with the column's
+// prepared sub-block sums. Both are scaled to float once per super-block and accumulated in one
+// vector per column: acc += sumi * d * dy - summ * dmin * dy.
+
+#include <string.h>
+
+#define RPK_SB   (GGML_X_RP_ROWS * sizeof(block_q4_K))   // bytes of an 8-row super-block: 1152
+#define RPK_HDR  128                                     // its header (repack.c)
+#define RPK_PF   (2 * RPK_SB)                            // prefetch distance
+
+// the 4 bytes at p in every 32-bit lane
+RPK_INLINE __m256i rpk_b4(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, sizeof(v));
+    return _mm256_set1_epi32(v);
+}
+
+// columns j0 .. j0+nc-1 of a set of nct columns
+RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0, const uint8_t * grp,
+                         const uint8_t * set, float * out) {
+    const int64_t k = nblk * QK_K;
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int16_t * bsum = (const int16_t *) (set + ggml_x_rp_set_corr_off(k));
+    const __m256i m4  = _mm256_set1_epi8(15);
+    const __m256i m63 = _mm256_set1_epi8(63);
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    _Alignas(32) uint8_t scm[128]; // [0, 64): scale of sub-block j, row r at 8j + r; [64, 128): mins
+    __m256 acc[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        acc[c] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nblk; b++) {
+        const uint8_t * kb = grp + (size_t) b * RPK_SB;
+        const uint8_t * qb = kb + RPK_HDR;
+#pragma GCC unroll 18
+        for (int l = 0; l < (int) RPK_SB; l += 64) {
+            _mm_prefetch((const char *) kb + RPK_PF + l, _MM_HINT_T0);
+        }
+        {
+            const __m256i A = _mm256_loadu_si256((const __m256i *) (kb + 32)); // bytes 0..3
+            const __m256i B = _mm256_loadu_si256((const __m256i *) (kb + 64)); // bytes 4..7
+            const __m256i C = _mm256_loadu_si256((const __m256i *) (kb + 96)); // bytes 8..11
+            _mm256_store_si256((__m256i *) scm, _mm256_and_si256(A, m63));
+            _mm256_store_si256((__m256i *) (scm + 32),
+                               _mm256_or_si256(_mm256_and_si256(C, m4), _mm256_and_si256(_mm256_srli_epi16(A, 2), m30)));
+            _mm256_store_si256((__m256i *) (scm + 64), _mm256_and_si256(B, m63));
+            _mm256_store_si256((__m256i *) (scm + 96),
+                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(C, 4), m4),
+                                               _mm256_and_si256(_mm256_srli_epi16(B, 2), m30)));
+        }
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nct * QK_K + (size_t) j0 * QK_K;
+        __m256i isum[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 1
+        for (int j = 0; j < QK_K / 32; j++) {
+            const uint8_t * qc = qb + (size_t) (j / 2) * 8 * 32;
+            __m256i w[8];
+#pragma GCC unroll 8
+            for (int m = 0; m < 8; m++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *) (qc + 32*m));
+                w[m] = _mm256_and_si256(j & 1 ? _mm256_srli_epi16(v, 4) : v, m4);
+            }
+            __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (scm + 8*j)));
+#if !RPK_VNNI
+            sc = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+#endif
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                const int8_t * xj = xq + (size_t) c * QK_K + 32*j;
+#if RPK_VNNI
+                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+                for (int m = 0; m < 8; m += 2) {
+                    s0 = dpbusd_b(s0, w[m], xj + 4*m);
+                    s1 = dpbusd_b(s1, w[m + 1], xj + 4*m + 4);
+                }
+                isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(_mm256_add_epi32(s0, s1), sc));
+#else
+                __m256i s0 = _mm256_maddubs_epi16(w[0], rpk_b4(xj));
+                __m256i s1 = _mm256_maddubs_epi16(w[1], rpk_b4(xj + 4));
+#pragma GCC unroll 3
+                for (int m = 2; m < 8; m += 2) {
+                    s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(w[m], rpk_b4(xj + 4*m)));
+                    s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(w[m + 1], rpk_b4(xj + 4*m + 4)));
+                }
+                isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(_mm256_add_epi16(s0, s1), sc));
+#endif
+            }
+        }
+        // mins: lane r of mn[p] = (min of sub-block 2p, of 2p + 1) of row r
+        __m256i mn[4];
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; p++) {
+            const __m128i lo = _mm_loadl_epi64((const __m128i *) (scm + 64 + 16*p));
+            const __m128i hi = _mm_loadl_epi64((const __m128i *) (scm + 64 + 16*p + 8));
+            mn[p] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(lo, hi));
+        }
+        const __m256 d  = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) kb));
+        const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (kb + 16)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            const int16_t * bs = bsum + ((size_t) b * nct + (size_t) (j0 + c)) * (QK_K / 32);
+            __m256i s = _mm256_madd_epi16(mn[0], rpk_b4((const int8_t *) bs));
+#pragma GCC unroll 3
+            for (int p = 1; p < 4; p++) {
+                s = _mm256_add_epi32(s, _mm256_madd_epi16(mn[p], rpk_b4((const int8_t *) (bs + 2*p))));
+            }
+            const __m256 yd = _mm256_set1_ps(dx[(size_t) b * nct + (size_t) (j0 + c)]);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, yd), acc[c]);
+            acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dm, yd), acc[c]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        _mm256_storeu_ps(out + (j0 + c) * GGML_X_RP_ROWS, acc[c]);
+    }
+}
