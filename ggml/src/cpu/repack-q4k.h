@@ -104,12 +104,14 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
             }
         }
         // mins: lane r of mn[p] = (min of sub-block 2p, of 2p + 1) of row r
+        // (one 16-byte load and a byte shuffle: bytes 0..7 and 8..15 interleaved; two 8-byte
+        // loads and an unpack made GCC emit a register-to-register vmovq that valgrind rejects)
         __m256i mn[4];
+        const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
 #pragma GCC unroll 4
         for (int p = 0; p < 4; p++) {
-            const __m128i lo = _mm_loadl_epi64((const __m128i *) (scm + 64 + 16*p));
-            const __m128i hi = _mm_loadl_epi64((const __m128i *) (scm + 64 + 16*p + 8));
-            mn[p] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(lo, hi));
+            const __m128i v = _mm_loadu_si128((const __m128i *) (scm + 64 + 16*p));
+            mn[p] = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(v, pair));
         }
         const __m256 d  = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) kb));
         const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (kb + 16)));
