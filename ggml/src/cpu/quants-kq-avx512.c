@@ -19,36 +19,14 @@
 #include <immintrin.h>
 #include <string.h>
 
-#define GGML_X_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
-#define GGML_X_VNNI_INLINE GGML_X_VNNI __attribute__((always_inline)) static inline
+#include "cpu/quants-kq-avx512.h"
 
 void ggml_x_quant_kernels_kq_vnni(struct ggml_x_quant_kernels * k);
-
-// 32 weight bytes in both halves of a zmm
-GGML_X_VNNI_INLINE __m512i kq5_bcast32(const uint8_t * p) {
-    return _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) p));
-}
-
-// low half shifted right by a, high half by b (16-bit lanes; the caller masks the field)
-GGML_X_VNNI_INLINE __m512i kq5_shift2(__m512i v, int a, int b) {
-    const __m512i sh = _mm512_inserti64x4(_mm512_set1_epi16((short) a), _mm256_set1_epi16((short) b), 1);
-    return _mm512_srlv_epi16(v, sh);
-}
 
 // the int16 scale of each 128-bit lane for vector j: t16 holds, in lane i, the scales that lane
 // i uses for j = 0..3 at int16 positions 0..3
 GGML_X_VNNI_INLINE __m512i kq5_lane_scale(__m512i t16, int j) {
     return _mm512_shuffle_epi8(t16, _mm512_set1_epi16((short) ((2 * j) | ((2 * j + 1) << 8))));
-}
-
-// 16 scale bytes of 16-element sub-blocks -> t16 for vectors of 64 elements: lane i of vector j
-// is sub-block 4j + i, so lane i holds scales i, 4 + i, 8 + i, 12 + i
-GGML_X_VNNI_INLINE __m512i kq5_scales16(__m128i sc, int is_signed) {
-    const __m128i by4 = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m128i g = _mm_shuffle_epi8(sc, by4);
-    const __m256i w = is_signed ? _mm256_cvtepi8_epi16(g) : _mm256_cvtepu8_epi16(g);
-    // qword q of w (4 int16) goes to lane q
-    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(w));
 }
 
 GGML_X_VNNI_INLINE __m512i kq5_dot64(__m512i acc, __m512i q, const int8_t * y, __m512i scale) {
@@ -68,18 +46,18 @@ GGML_X_VNNI static void ggml_x_vec_dot_q2_K_q8_K_vnni(int n, float * GGML_RESTRI
     __m256 accm = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ib++) {
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
-        const __m512i t16 = kq5_scales16(_mm_and_si128(sc, m4), 0);
+        const __m512i t16 = kq_scales16(_mm_and_si128(sc, m4), 0);
         const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4));
         const __m256i summ = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y[ib].bsums));
         const int8_t * qy = y[ib].qs;
         // elements 128h + 64t + 32u + l: bits 2(2t + u) of qs[32h + l]
-        const __m512i b0 = kq5_bcast32(x[ib].qs);
-        const __m512i b1 = kq5_bcast32(x[ib].qs + 32);
+        const __m512i b0 = kq_bcast32(x[ib].qs);
+        const __m512i b1 = kq_bcast32(x[ib].qs + 32);
         __m512i sumi = _mm512_setzero_si512();
-        sumi = kq5_dot64(sumi, _mm512_and_si512(kq5_shift2(b0, 0, 2), m3), qy, kq5_lane_scale(t16, 0));
-        sumi = kq5_dot64(sumi, _mm512_and_si512(kq5_shift2(b0, 4, 6), m3), qy + 64, kq5_lane_scale(t16, 1));
-        sumi = kq5_dot64(sumi, _mm512_and_si512(kq5_shift2(b1, 0, 2), m3), qy + 128, kq5_lane_scale(t16, 2));
-        sumi = kq5_dot64(sumi, _mm512_and_si512(kq5_shift2(b1, 4, 6), m3), qy + 192, kq5_lane_scale(t16, 3));
+        sumi = kq5_dot64(sumi, _mm512_and_si512(kq_shift2(b0, 0, 2), m3), qy, kq5_lane_scale(t16, 0));
+        sumi = kq5_dot64(sumi, _mm512_and_si512(kq_shift2(b0, 4, 6), m3), qy + 64, kq5_lane_scale(t16, 1));
+        sumi = kq5_dot64(sumi, _mm512_and_si512(kq_shift2(b1, 0, 2), m3), qy + 128, kq5_lane_scale(t16, 2));
+        sumi = kq5_dot64(sumi, _mm512_and_si512(kq_shift2(b1, 4, 6), m3), qy + 192, kq5_lane_scale(t16, 3));
         const float dy = y[ib].d;
         acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * GGML_FP16_TO_FP32(x[ib].d)), _mm512_cvtepi32_ps(sumi), acc);
         accm = _mm256_fmadd_ps(_mm256_set1_ps(-dy * GGML_FP16_TO_FP32(x[ib].dmin)), _mm256_cvtepi32_ps(summ), accm);
@@ -116,20 +94,20 @@ GGML_X_VNNI static void ggml_x_vec_dot_q3_K_q8_K_vnni(int n, float * GGML_RESTRI
     __m512 acc = _mm512_setzero_ps();
     for (int ib = 0; ib < nb; ib++) {
         const __m128i sc = kq5_q3_K_scales(x[ib].scales);
-        const __m512i t16 = kq5_scales16(sc, 1);
+        const __m512i t16 = kq_scales16(sc, 1);
         // levels are value + 4: start from -4 * sum of scale x sub-block activation sum
         const __m256i bs = _mm256_loadu_si256((const __m256i *) y[ib].bsums);
         const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bs), 2);
         __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), corr));
         const int8_t * qy = y[ib].qs;
-        const __m512i hb = kq5_bcast32(x[ib].hmask);
-        const __m512i b0 = kq5_bcast32(x[ib].qs);
-        const __m512i b1 = kq5_bcast32(x[ib].qs + 32);
+        const __m512i hb = kq_bcast32(x[ib].hmask);
+        const __m512i b0 = kq_bcast32(x[ib].qs);
+        const __m512i b1 = kq_bcast32(x[ib].qs + 32);
         // vector j = 2h + t: elements 128h + 64t + 32u + l, high bit 4h + 2t + u of hmask[l]
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq5_shift2(b0, 0, 2), m3), hb, 0, 1, four), qy, kq5_lane_scale(t16, 0));
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq5_shift2(b0, 4, 6), m3), hb, 2, 3, four), qy + 64, kq5_lane_scale(t16, 1));
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq5_shift2(b1, 0, 2), m3), hb, 4, 5, four), qy + 128, kq5_lane_scale(t16, 2));
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq5_shift2(b1, 4, 6), m3), hb, 6, 7, four), qy + 192, kq5_lane_scale(t16, 3));
+        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b0, 0, 2), m3), hb, 0, 1, four), qy, kq5_lane_scale(t16, 0));
+        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b0, 4, 6), m3), hb, 2, 3, four), qy + 64, kq5_lane_scale(t16, 1));
+        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b1, 0, 2), m3), hb, 4, 5, four), qy + 128, kq5_lane_scale(t16, 2));
+        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b1, 4, 6), m3), hb, 6, 7, four), qy + 192, kq5_lane_scale(t16, 3));
         acc = _mm512_fmadd_ps(_mm512_set1_ps(y[ib].d * GGML_FP16_TO_FP32(x[ib].d)), _mm512_cvtepi32_ps(sumi), acc);
     }
     *s = _mm512_reduce_add_ps(acc);
@@ -175,14 +153,14 @@ GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q
         const int8_t * qy = y[ib].qs;
         __m512i sumi = _mm512_setzero_si512();
         if (x5) {
-            const __m512i hb = kq5_bcast32(x5[ib].qh);
+            const __m512i hb = kq_bcast32(x5[ib].qh);
             for (int c = 0; c < 4; c++) {
-                const __m512i q = _mm512_and_si512(kq5_shift2(kq5_bcast32(qs + 32 * c), 0, 4), m4);
+                const __m512i q = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * c), 0, 4), m4);
                 sumi = kq5_dot64(sumi, kq5_add_bits(q, hb, 2 * c, 2 * c + 1, sixteen), qy + 64 * c, kq5_lane_scale(t16, c));
             }
         } else {
             for (int c = 0; c < 4; c++) {
-                const __m512i q = _mm512_and_si512(kq5_shift2(kq5_bcast32(qs + 32 * c), 0, 4), m4);
+                const __m512i q = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * c), 0, 4), m4);
                 sumi = kq5_dot64(sumi, q, qy + 64 * c, kq5_lane_scale(t16, c));
             }
         }
@@ -212,7 +190,7 @@ GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRI
     __m512 acc = _mm512_setzero_ps();
     for (int ib = 0; ib < nb; ib++) {
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
-        const __m512i t16 = kq5_scales16(sc, 1);
+        const __m512i t16 = kq_scales16(sc, 1);
         // levels are value + 32: start from -32 * sum of scale x sub-block activation sum
         const __m256i bs = _mm256_loadu_si256((const __m256i *) y[ib].bsums);
         const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bs), 5);
@@ -220,12 +198,12 @@ GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRI
         const int8_t * qy = y[ib].qs;
         for (int h = 0; h < 2; h++) {
             const __m512i lo = _mm512_loadu_si512((const void *) (x[ib].ql + 64 * h));
-            const __m512i hb = kq5_bcast32(x[ib].qh + 32 * h);
+            const __m512i hb = kq_bcast32(x[ib].qh + 32 * h);
             // t = 0: bits 0..1 (low half) / 2..3 (high half) of qh up to bits 4..5
             const __m512i sh0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
             const __m512i h0 = _mm512_and_si512(_mm512_sllv_epi16(hb, sh0), m2);
             // t = 1: bits 4..5 / 6..7
-            const __m512i h1 = _mm512_and_si512(kq5_shift2(hb, 0, 2), m2);
+            const __m512i h1 = _mm512_and_si512(kq_shift2(hb, 0, 2), m2);
             const __m512i q0 = _mm512_ternarylogic_epi32(lo, m4, h0, 0xEA);                          // (lo & m4) | h0
             const __m512i q1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(lo, 4), m4, h1, 0xEA);
             sumi = kq5_dot64(sumi, q0, qy + 128 * h, kq5_lane_scale(t16, 2 * h));

@@ -26,8 +26,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-#define GGML_X_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
-#define GGML_X_VNNI_INLINE GGML_X_VNNI __attribute__((always_inline)) static inline
+#include "cpu/quants-kq-avx512.h"
 
 // columns per pass over a weight row (registers: 4 level vectors, 2 pair-scale vectors, and per
 // column a float accumulator, an 8-lane min accumulator and the integer sums)
@@ -38,26 +37,6 @@
 
 void ggml_x_quant_kernels_kq_cols_vnni(struct ggml_x_quant_kernels * k);
 
-GGML_X_VNNI_INLINE __m512i kc_bcast32(const uint8_t * p) {
-    return _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) p));
-}
-
-// low 256-bit half shifted right by a, high half by b (16-bit lanes)
-GGML_X_VNNI_INLINE __m512i kc_shift2(__m512i v, int a, int b) {
-    const __m512i sh = _mm512_inserti64x4(_mm512_set1_epi16((short) a), _mm256_set1_epi16((short) b), 1);
-    return _mm512_srlv_epi16(v, sh);
-}
-
-// Scales are kept as "t16": 128-bit lane i holds, at int16 positions j = 0..3, the scale that
-// lane i of level vector j uses. From 16 scale bytes of 16-element sub-blocks (lane i of vector
-// j is sub-block 4j + i):
-GGML_X_VNNI_INLINE __m512i kc_scales16(__m128i sc, int is_signed) {
-    const __m128i by4 = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m128i g = _mm_shuffle_epi8(sc, by4);
-    const __m256i w = is_signed ? _mm256_cvtepi8_epi16(g) : _mm256_cvtepu8_epi16(g);
-    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(w));
-}
-
 // q + add in the bytes whose bit a (low half) / bit b (high half) of hb is set
 GGML_X_VNNI_INLINE __m512i kc_add_bits(__m512i q, __m512i hb, int a, int b, __m512i add) {
     const __m512i sel = _mm512_inserti64x4(_mm512_set1_epi8((char) (1 << a)), _mm256_set1_epi8((char) (1 << b)), 1);
@@ -65,7 +44,7 @@ GGML_X_VNNI_INLINE __m512i kc_add_bits(__m512i q, __m512i hb, int a, int b, __m5
 }
 
 // The scales of vectors a and b for kc_pair: in each 128-bit lane, int16 positions 0..3 hold
-// the scale lane uses for vector a, positions 4..7 the one for vector b (t16 as in kc_scales16)
+// the scale lane uses for vector a, positions 4..7 the one for vector b (t16 as in kq_scales16)
 GGML_X_VNNI_INLINE __m512i kc_pair_scale(__m512i t16, int a, int b) {
     const short sa = (short) ((2 * a) | ((2 * a + 1) << 8));
     const short sb = (short) ((2 * b) | ((2 * b + 1) << 8));
@@ -114,15 +93,15 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
     for (int ib = 0; ib < nb; ib++) {
         kc_prefetch(x + ib);
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
-        const __m512i t16 = kc_scales16(_mm_and_si128(sc, m4), 0);
+        const __m512i t16 = kq_scales16(_mm_and_si128(sc, m4), 0);
         const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4));
-        const __m512i b0 = kc_bcast32(x[ib].qs);
-        const __m512i b1 = kc_bcast32(x[ib].qs + 32);
+        const __m512i b0 = kq_bcast32(x[ib].qs);
+        const __m512i b1 = kq_bcast32(x[ib].qs + 32);
         __m512i q[4], ls[2];
-        q[0] = _mm512_and_si512(kc_shift2(b0, 0, 2), m3);
-        q[1] = _mm512_and_si512(kc_shift2(b0, 4, 6), m3);
-        q[2] = _mm512_and_si512(kc_shift2(b1, 0, 2), m3);
-        q[3] = _mm512_and_si512(kc_shift2(b1, 4, 6), m3);
+        q[0] = _mm512_and_si512(kq_shift2(b0, 0, 2), m3);
+        q[1] = _mm512_and_si512(kq_shift2(b0, 4, 6), m3);
+        q[2] = _mm512_and_si512(kq_shift2(b1, 0, 2), m3);
+        q[3] = _mm512_and_si512(kq_shift2(b1, 4, 6), m3);
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
@@ -169,17 +148,17 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
     for (int ib = 0; ib < nb; ib++) {
         kc_prefetch(x + ib);
         const __m128i sc = kc_q3_K_scales(x[ib].scales);
-        const __m512i t16 = kc_scales16(sc, 1);
+        const __m512i t16 = kq_scales16(sc, 1);
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc);
-        const __m512i hb = kc_bcast32(x[ib].hmask);
-        const __m512i b0 = kc_bcast32(x[ib].qs);
-        const __m512i b1 = kc_bcast32(x[ib].qs + 32);
+        const __m512i hb = kq_bcast32(x[ib].hmask);
+        const __m512i b0 = kq_bcast32(x[ib].qs);
+        const __m512i b1 = kq_bcast32(x[ib].qs + 32);
         // levels are value + 4 (the high bit adds 4 to the 2-bit level)
         __m512i q[4], ls[2];
-        q[0] = kc_add_bits(_mm512_and_si512(kc_shift2(b0, 0, 2), m3), hb, 0, 1, four);
-        q[1] = kc_add_bits(_mm512_and_si512(kc_shift2(b0, 4, 6), m3), hb, 2, 3, four);
-        q[2] = kc_add_bits(_mm512_and_si512(kc_shift2(b1, 0, 2), m3), hb, 4, 5, four);
-        q[3] = kc_add_bits(_mm512_and_si512(kc_shift2(b1, 4, 6), m3), hb, 6, 7, four);
+        q[0] = kc_add_bits(_mm512_and_si512(kq_shift2(b0, 0, 2), m3), hb, 0, 1, four);
+        q[1] = kc_add_bits(_mm512_and_si512(kq_shift2(b0, 4, 6), m3), hb, 2, 3, four);
+        q[2] = kc_add_bits(_mm512_and_si512(kq_shift2(b1, 0, 2), m3), hb, 4, 5, four);
+        q[3] = kc_add_bits(_mm512_and_si512(kq_shift2(b1, 4, 6), m3), hb, 6, 7, four);
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
@@ -245,14 +224,14 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const blo
         const __m256i mn2 = _mm256_setr_m128i(_mm_unpacklo_epi16(mn, mn), _mm_unpackhi_epi16(mn, mn));
         __m512i q[4], ls[2];
         if (x5) {
-            const __m512i hb = kc_bcast32(x5[ib].qh);
+            const __m512i hb = kq_bcast32(x5[ib].qh);
             for (int j = 0; j < 4; j++) {
-                const __m512i l = _mm512_and_si512(kc_shift2(kc_bcast32(qs + 32 * j), 0, 4), m4);
+                const __m512i l = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * j), 0, 4), m4);
                 q[j] = kc_add_bits(l, hb, 2 * j, 2 * j + 1, sixteen);
             }
         } else {
             for (int j = 0; j < 4; j++) {
-                q[j] = _mm512_and_si512(kc_shift2(kc_bcast32(qs + 32 * j), 0, 4), m4);
+                q[j] = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * j), 0, 4), m4);
             }
         }
         ls[0] = kc_pair_scale(t16, 0, 1);
@@ -290,14 +269,14 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
         kc_prefetch(x + ib);
         kc_prefetch((const char *) (x + ib) + 128);
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
-        const __m512i t16 = kc_scales16(sc, 1);
+        const __m512i t16 = kq_scales16(sc, 1);
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc);
         __m512i q[4], ls[2];
         for (int h = 0; h < 2; h++) {
             const __m512i lo = _mm512_loadu_si512((const void *) (x[ib].ql + 64 * h));
-            const __m512i hb = kc_bcast32(x[ib].qh + 32 * h);
+            const __m512i hb = kq_bcast32(x[ib].qh + 32 * h);
             const __m512i h0 = _mm512_and_si512(_mm512_sllv_epi16(hb, sh0), m2);
-            const __m512i h1 = _mm512_and_si512(kc_shift2(hb, 0, 2), m2);
+            const __m512i h1 = _mm512_and_si512(kq_shift2(hb, 0, 2), m2);
             q[2 * h]     = _mm512_ternarylogic_epi32(lo, m4, h0, 0xEA); // (lo & m4) | h0
             q[2 * h + 1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(lo, 4), m4, h1, 0xEA);
         }
