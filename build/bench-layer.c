@@ -4,6 +4,11 @@
 //   make bench-layer             (builds build/bin/bench-layer and runs it)
 //   build/bin/bench-layer [types=f16,q8_0,q4_0,q4_K,q6_K] [threads=1,2] [runs=5] [reps=10]
 //                         [embd=4096] [ff=11008] [head=32] [headkv=H] [past=256] [bw_mb=512]
+//                         [weights=runner|plain|REGISTRY_NAME]
+//
+// weights= places the 7 matrices: "runner" (default) as the LLaMA runner does (Q4_0 and Q8_0 in
+// the CPU_REPACK buffer type when the library registers it, every other type in the CPU buffer),
+// "plain" all in the CPU buffer, or a registry entry's default buffer type by name.
 //
 // The layer (one new token, past P tokens in an F16 KV cache):
 //   x  = rms_norm(inp) * attn_norm
@@ -118,7 +123,9 @@ static double read_bandwidth(const void * buf, size_t bytes, int nth) {
 
 struct layer {
     struct ggml_context * ctx;
+    struct ggml_context * wctx; // the 7 matrices when they live in another buffer type (else NULL)
     ggml_backend_buffer_t buf;
+    ggml_backend_buffer_t wbuf;
     struct ggml_cgraph * gf;
     double weight_bytes;
 };
@@ -168,23 +175,26 @@ static void fill_f16(struct ggml_tensor * t) {
     free(h);
 }
 
-static bool build_layer(struct layer * L, ggml_backend_t be, enum ggml_type type, int64_t embd, int64_t ff,
-                        int64_t n_head, int64_t n_head_kv, int64_t past) {
+static bool build_layer(struct layer * L, ggml_backend_t be, ggml_backend_buffer_type_t wbuft, enum ggml_type type,
+                        int64_t embd, int64_t ff, int64_t n_head, int64_t n_head_kv, int64_t past) {
     const int64_t hd = embd / n_head, embd_kv = hd * n_head_kv, n_kv = past + 1;
     struct ggml_init_params ip = { ggml_tensor_overhead() * 96 + ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx = ggml_init(ip);
     L->ctx = ctx;
+    L->wctx = wbuft != NULL ? ggml_init(ip) : NULL;
+    L->wbuf = NULL;
+    struct ggml_context * wc = wbuft != NULL ? L->wctx : ctx;
 
     struct ggml_tensor * attn_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, embd);
     struct ggml_tensor * ffn_norm  = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, embd);
     struct ggml_tensor * w[7];
-    w[0] = ggml_new_tensor_2d(ctx, type, embd, embd);    // q
-    w[1] = ggml_new_tensor_2d(ctx, type, embd, embd_kv); // k
-    w[2] = ggml_new_tensor_2d(ctx, type, embd, embd_kv); // v
-    w[3] = ggml_new_tensor_2d(ctx, type, embd, embd);    // o
-    w[4] = ggml_new_tensor_2d(ctx, type, embd, ff);      // gate
-    w[5] = ggml_new_tensor_2d(ctx, type, embd, ff);      // up
-    w[6] = ggml_new_tensor_2d(ctx, type, ff, embd);      // down
+    w[0] = ggml_new_tensor_2d(wc, type, embd, embd);    // q
+    w[1] = ggml_new_tensor_2d(wc, type, embd, embd_kv); // k
+    w[2] = ggml_new_tensor_2d(wc, type, embd, embd_kv); // v
+    w[3] = ggml_new_tensor_2d(wc, type, embd, embd);    // o
+    w[4] = ggml_new_tensor_2d(wc, type, embd, ff);      // gate
+    w[5] = ggml_new_tensor_2d(wc, type, embd, ff);      // up
+    w[6] = ggml_new_tensor_2d(wc, type, ff, embd);      // down
     struct ggml_tensor * kc   = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, embd_kv, n_kv); // a row per position
     struct ggml_tensor * vc   = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, embd_kv); // a row per channel
     struct ggml_tensor * inp  = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, embd);
@@ -222,6 +232,12 @@ static bool build_layer(struct layer * L, ggml_backend_t be, enum ggml_type type
     if (L->buf == NULL) {
         return false;
     }
+    if (wbuft != NULL) {
+        L->wbuf = ggml_backend_alloc_ctx_tensors_from_buft(L->wctx, wbuft);
+        if (L->wbuf == NULL) {
+            return false;
+        }
+    }
     L->weight_bytes = 0.0;
     for (int i = 0; i < 7; i++) {
         fill_weights(w[i], 1.7f / sqrtf((float) w[i]->ne[0]));
@@ -243,6 +259,12 @@ static bool build_layer(struct layer * L, ggml_backend_t be, enum ggml_type type
 static void free_layer(struct layer * L) {
     ggml_backend_buffer_free(L->buf);
     ggml_free(L->ctx);
+    if (L->wctx != NULL) {
+        if (L->wbuf != NULL) {
+            ggml_backend_buffer_free(L->wbuf);
+        }
+        ggml_free(L->wctx);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,6 +301,31 @@ static bool parse_type(const char * s, size_t n, enum ggml_type * t) {
     return false;
 }
 
+// the buffer type of the 7 matrices: "plain" -> NULL (the CPU buffer with everything else);
+// "runner" -> as the LLaMA runner places them (Q4_0/Q8_0 in CPU_REPACK when the library registers
+// it, else plain); any other value names a registry entry whose default buffer type takes them
+static ggml_backend_buffer_type_t weights_buft(const char * weights, enum ggml_type type) {
+    const char * name = weights;
+    if (strcmp(weights, "plain") == 0) {
+        return NULL;
+    }
+    if (strcmp(weights, "runner") == 0) {
+        if (type != GGML_TYPE_Q4_0 && type != GGML_TYPE_Q8_0) {
+            return NULL;
+        }
+        name = "CPU_REPACK";
+    }
+    const size_t i = ggml_backend_reg_find_by_name(name);
+    if (i == SIZE_MAX) {
+        if (strcmp(weights, "runner") == 0) {
+            return NULL; // a library without it: plain, as its runner would do
+        }
+        fprintf(stderr, "bench-layer: no registry entry %s\n", name);
+        exit(1);
+    }
+    return ggml_backend_reg_get_default_buffer_type(i);
+}
+
 int main(int argc, char ** argv) {
     const char * types = arg_s(argc, argv, "types", "f16,q8_0,q4_0,q4_K,q6_K");
     const char * threads = arg_s(argc, argv, "threads", "1,2");
@@ -290,6 +337,7 @@ int main(int argc, char ** argv) {
     const int64_t n_head_kv = arg_i(argc, argv, "headkv", n_head);
     const int64_t past = arg_i(argc, argv, "past", 256);
     const size_t bw_bytes = (size_t) arg_i(argc, argv, "bw_mb", 512) << 20;
+    const char * weights = arg_s(argc, argv, "weights", "runner");
     if (runs < 1 || reps < 1 || runs > 64 || reps > 1000 || embd % n_head != 0 || n_head % n_head_kv != 0) {
         fprintf(stderr, "bench-layer: bad arguments\n");
         return 1;
@@ -320,8 +368,10 @@ int main(int argc, char ** argv) {
         }
         tp += tl + (tp[tl] == ',');
 
+        ggml_backend_buffer_type_t wbuft = weights_buft(weights, type);
+        printf("# %s weights in %s\n", ggml_type_name(type), wbuft != NULL ? ggml_backend_buft_name(wbuft) : "the CPU buffer");
         struct layer L;
-        if (!build_layer(&L, be, type, embd, ff, n_head, n_head_kv, past)) {
+        if (!build_layer(&L, be, wbuft, type, embd, ff, n_head, n_head_kv, past)) {
             fprintf(stderr, "bench-layer: allocation failed for %s\n", ggml_type_name(type));
             return 1;
         }

@@ -60,6 +60,15 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_0, GGML_TYPE_F32, 96, 37, 3, 1, 1, false },
     { GGML_TYPE_Q8_0, GGML_TYPE_F32, 224, 9, 5, 1, 1, false },
     { GGML_TYPE_Q4_0, GGML_TYPE_F32, 544, 18, 2, 2, 1, false },
+    // matrix-vector products with long rows: the activation row is over GGML_X_FAR_MIN_ACT bytes,
+    // so the kernels also prefetch the weights far ahead (cpu/prefetch.h)
+    { GGML_TYPE_F16, GGML_TYPE_F32, 9000, 13, 1, 1, 1, false },
+    { GGML_TYPE_F32, GGML_TYPE_F32, 4100, 11, 1, 1, 1, false },
+    { GGML_TYPE_Q4_0, GGML_TYPE_F32, 8448, 9, 1, 1, 1, false },
+    { GGML_TYPE_Q8_0, GGML_TYPE_F32, 8448, 9, 1, 1, 1, false },
+    { GGML_TYPE_Q4_K, GGML_TYPE_F32, 11008, 9, 1, 1, 1, false },
+    { GGML_TYPE_Q6_K, GGML_TYPE_F32, 11008, 7, 1, 1, 1, false },
+    { GGML_TYPE_Q2_K, GGML_TYPE_F32, 8192, 5, 1, 1, 1, false },
 };
 #define N_CASES ((int) (sizeof(k_cases) / sizeof(k_cases[0])))
 

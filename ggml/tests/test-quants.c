@@ -409,7 +409,7 @@ static void make_acts(enum ggml_type ty, int mode, const float * y, uint8_t * q,
 }
 
 static void test_simd_dots_every_type(void) {
-    const int nmax = 17 * QK_K;
+    const int nmax = 48 * QK_K;
     float * x = malloc(sizeof(float) * nmax);
     float * y = malloc(sizeof(float) * nmax);
     float * xd = malloc(sizeof(float) * nmax);
@@ -418,7 +418,9 @@ static void test_simd_dots_every_type(void) {
     uint8_t * qy = malloc((size_t) nmax * 2);
     struct ggml_x_quant_kernels ref, k;
     ggml_x_quant_kernels_for_level(GGML_X_CPU_SCALAR, &ref);
-    const int mult[] = { 1, 2, 3, 5, 16, 17 };
+    // block counts; 0 stands for a long row of 48 * QK_K elements, whose activation row is over
+    // GGML_X_FAR_MIN_ACT bytes (the kernels' far-prefetch path, cpu/prefetch.h)
+    const int mult[] = { 1, 2, 3, 5, 16, 17, 0 };
     int checked = 0;
     for (int lv = 1; lv < GGML_X_CPU_LEVEL_COUNT; lv++) {
         if (!ggml_x_cpu_level_supported((enum ggml_x_cpu_level) lv)) {
@@ -431,7 +433,7 @@ static void test_simd_dots_every_type(void) {
             const ggml_vec_dot_t fr = dot_kernel(&ref, c->kernel), fv = dot_kernel(&k, c->kernel);
             const int blk = ggml_blck_size(c->tx);
             for (size_t mi = 0; mi < sizeof(mult) / sizeof(mult[0]); mi++) {
-                const int n = mult[mi] * blk;
+                const int n = mult[mi] != 0 ? mult[mi] * blk : nmax;
                 for (int xm = 0; xm < 4; xm++) {
                     for (int ym = 0; ym < 4; ym++) {
                         fill_random(x, n);

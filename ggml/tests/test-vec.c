@@ -191,6 +191,40 @@ static void test_vec_softmax(void) {
     }
 }
 
+// every level's softmax exp against the fp16 table for all 65536 fp16 arguments (the SIMD
+// levels compute the exp instead of looking it up): w[i] holds the float value of fp16 bit
+// pattern i and max = 0, so the argument is exactly that fp16 value
+static void test_vec_exp_every_f16(void) {
+    static float w[65536], ref[65536];
+    const float * t = ggml_x_vec_exp_f16_table();
+    for (size_t li = 0; li < sizeof(k_levels) / sizeof(k_levels[0]); li++) {
+        struct ggml_x_vec_kernels k;
+        if (!level_kernels(k_levels[li], &k)) {
+            continue;
+        }
+        for (uint32_t h = 0; h < 65536; h++) {
+            const uint16_t bits = (uint16_t) h;
+            ggml_fp16_t hv;
+            memcpy(&hv, &bits, sizeof(hv));
+            w[h] = ggml_fp16_to_fp32(hv);
+            // -inf is masked out (0); NaN and +inf arguments are not finite softmax inputs but
+            // still must not differ from the table
+            ref[h] = w[h] == -INFINITY ? 0.0f : t[h];
+        }
+        k.exp_sum(65536, w, 0.0f);
+        int bad = 0;
+        uint32_t first = 0;
+        for (uint32_t h = 0; h < 65536; h++) {
+            const bool same = w[h] == ref[h] || (isnan(w[h]) && isnan(ref[h]));
+            if (!same && bad++ == 0) {
+                first = h;
+            }
+        }
+        T_CHECK_MSG(bad == 0, "level %s: %d of 65536 fp16 arguments differ from the table, first 0x%04x: %a vs %a",
+                    ggml_x_cpu_level_name(k_levels[li]), bad, (unsigned) first, (double) w[first], (double) ref[first]);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // graphs
 
@@ -362,6 +396,7 @@ int main(void) {
     T_RUN(test_vec_unary);
     T_RUN(test_vec_sums);
     T_RUN(test_vec_softmax);
+    T_RUN(test_vec_exp_every_f16);
     T_RUN(test_cpy_kv);
     T_RUN(test_attention_mul_mat);
     T_RUN(test_one_row_split);

@@ -5,6 +5,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/gemm.h"
+#include "cpu/prefetch.h"
 
 #include <immintrin.h>
 
@@ -156,8 +157,11 @@ GX2_INLINE __m256 ld8(const void * p, int i, const bool f16) {
 // both rows F32 or both F16 (products and sums in F32)
 GX2_INLINE float dot_body(int n, const void * x, const void * y, const bool f16) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const size_t es = f16 ? sizeof(ggml_fp16_t) : sizeof(float);
+    const size_t far = ggml_x_far_distance((size_t) n * es);
     int i = 0;
     for (; i + 32 <= n; i += 32) {
+        ggml_x_prefetch_far((const char *) x + (size_t) i * es, far, 32 * es);
         s0 = _mm256_fmadd_ps(ld8(x, i,      f16), ld8(y, i,      f16), s0);
         s1 = _mm256_fmadd_ps(ld8(x, i + 8,  f16), ld8(y, i + 8,  f16), s1);
         s2 = _mm256_fmadd_ps(ld8(x, i + 16, f16), ld8(y, i + 16, f16), s2);

@@ -5,6 +5,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/gemm.h"
+#include "cpu/prefetch.h"
 
 #include <immintrin.h>
 
@@ -165,8 +166,11 @@ GX512_INLINE __m512 ld16_tail(const void * p, int i, __mmask16 m, const bool f16
 // both rows F32 or both F16 (products and sums in F32)
 GX512_INLINE float dot_body(int n, const void * x, const void * y, const bool f16) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const size_t es = f16 ? sizeof(ggml_fp16_t) : sizeof(float);
+    const size_t far = ggml_x_far_distance((size_t) n * es);
     int i = 0;
     for (; i + 64 <= n; i += 64) {
+        ggml_x_prefetch_far((const char *) x + (size_t) i * es, far, 64 * es);
         s0 = _mm512_fmadd_ps(ld16(x, i,      f16), ld16(y, i,      f16), s0);
         s1 = _mm512_fmadd_ps(ld16(x, i + 16, f16), ld16(y, i + 16, f16), s1);
         s2 = _mm512_fmadd_ps(ld16(x, i + 32, f16), ld16(y, i + 32, f16), s2);

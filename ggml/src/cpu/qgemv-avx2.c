@@ -27,6 +27,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/gemm.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -197,7 +198,9 @@ GX2 static void gemv_q4_0(int n, float * GGML_RESTRICT s, const void * GGML_REST
     const int nblk = n / QK8_0;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int b = 0;
+    const size_t far = ggml_x_far_distance(prep_size(GGML_TYPE_Q4_0, n));
     for (; b + 2*GROUP <= nblk; b += 2*GROUP, y += 2*Q40_BYTES) {
+        ggml_x_prefetch_far(x + b, far, 2 * GROUP * sizeof(*x));
         acc0 = group_q4_0(x + b, y, GROUP, acc0);
         acc1 = group_q4_0(x + b + GROUP, y + Q40_BYTES, GROUP, acc1);
     }
@@ -237,7 +240,9 @@ GX2 static void gemv_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_REST
     const int nblk = n / QK8_0;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int b = 0;
+    const size_t far = ggml_x_far_distance(prep_size(GGML_TYPE_Q8_0, n));
     for (; b + 2*GROUP <= nblk; b += 2*GROUP, y += 2*Q80_BYTES) {
+        ggml_x_prefetch_far(x + b, far, 2 * GROUP * sizeof(*x));
         acc0 = group_q8_0(x + b, y, GROUP, acc0);
         acc1 = group_q8_0(x + b + GROUP, y + Q80_BYTES, GROUP, acc1);
     }
@@ -256,7 +261,9 @@ GX2 static void gemv_q4_K(int n, float * GGML_RESTRICT s, const void * GGML_REST
     const __m256i shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4); // low lane: low nibbles, high lane: high
     __m256 acc = _mm256_setzero_ps();
     float mins = 0.0f;
+    const size_t far = ggml_x_far_distance(prep_size(GGML_TYPE_Q4_K, n));
     for (int b = 0; b < nblk; b++, y += Q4K_BYTES) {
+        ggml_x_prefetch_far(x + b, far, sizeof(block_q4_K));
         // 6-bit scales and mins of the 8 sub-blocks, one byte each
         uint32_t u[3];
         memcpy(u, x[b].scales, sizeof(u));

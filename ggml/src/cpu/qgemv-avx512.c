@@ -18,6 +18,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/gemm.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -156,11 +157,13 @@ GXV_INLINE float gemv_q32(int n, const void * x, const uint8_t * y, const bool q
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int b = 0;
     const int step = q4 ? 8 : 4; // blocks whose scales lie in 128 bytes
+    const size_t far = ggml_x_far_distance(prep_size(q4 ? GGML_TYPE_Q4_0 : GGML_TYPE_Q8_0, n));
     for (; b + step <= nblk; b += step, y += (step / 2)*PAIR_BYTES) {
         // the weights stream from memory: ask for them QGEMV_PREFETCH bytes ahead (past the row
         // end this is the next row, which the next call reads)
         _mm_prefetch((const char *) x + (size_t) b * bs + QGEMV_PREFETCH, _MM_HINT_T0);
         _mm_prefetch((const char *) x + (size_t) b * bs + QGEMV_PREFETCH + 64, _MM_HINT_T0);
+        ggml_x_prefetch_far((const char *) x + (size_t) b * bs, far, 128);
         const __m512 dv = d_blocks((const char *) x + (size_t) b * bs, bs, step);
 #pragma GCC unroll 4
         for (int h = 0; h < step / 2; h++) {
@@ -298,7 +301,9 @@ GXV static void gemv_q4_K(int n, float * GGML_RESTRICT s, const void * GGML_REST
     const __m512i m4 = _mm512_set1_epi8(15);
     __m512 acc = _mm512_setzero_ps();
     float mins = 0.0f;
+    const size_t far = ggml_x_far_distance(prep_size(GGML_TYPE_Q4_K, n));
     for (int b = 0; b < nblk; b++, y += QK_BYTES) {
+        ggml_x_prefetch_far(x + b, far, sizeof(block_q4_K));
         // scales and mins (see the packing in qgemm-avx512.c)
         uint32_t u[3];
         memcpy(u, x[b].scales, sizeof(u));

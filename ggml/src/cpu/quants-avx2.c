@@ -11,6 +11,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/quants-simd.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -138,7 +139,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q8_0_q8_0_avx2(int n, float * GGML_RESTRI
     const block_q8_0 * y = (const block_q8_0 *) vy;
     const int nb = n / QK8_0;
     __m256 acc = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         const __m256i qx = _mm256_loadu_si256((const __m256i *) x[ib].qs);
         const __m256i qy = _mm256_loadu_si256((const __m256i *) y[ib].qs);
         const __m256 d = _mm256_set1_ps(GGML_FP16_TO_FP32(x[ib].d) * GGML_FP16_TO_FP32(y[ib].d));
@@ -160,7 +163,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q4_0_q8_0_avx2(int n, float * GGML_RESTRI
     const int nb = n / QK8_0;
     const __m256i eight = _mm256_set1_epi8(8);
     __m256 acc = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         const __m256i qx = _mm256_sub_epi8(ggml_x_unpack_nibbles32(x[ib].qs), eight);
         const __m256i qy = _mm256_loadu_si256((const __m256i *) y[ib].qs);
         const __m256 d = _mm256_set1_ps(GGML_FP16_TO_FP32(x[ib].d) * GGML_FP16_TO_FP32(y[ib].d));
@@ -175,7 +180,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q4_K_q8_K_avx2(int n, float * GGML_RESTRI
     const int nb = n / QK_K;
     const __m256i m4 = _mm256_set1_epi8(15);
     float sum = 0.0f;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         uint8_t sc[8], mn[8];
         int summ = 0;
         for (int j = 0; j < 8; j++) {
@@ -207,7 +214,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q6_K_q8_K_avx2(int n, float * GGML_RESTRI
     const __m256i m4 = _mm256_set1_epi8(15);
     const __m256i m2 = _mm256_set1_epi8(3);
     float sum = 0.0f;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         const int8_t * sc = x[ib].scales;
         // the levels are stored + 32: subtract 32 * sum(y) of each sub-block afterwards
         int corr = 0;

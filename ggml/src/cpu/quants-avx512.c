@@ -8,6 +8,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/quants-simd.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -123,7 +124,9 @@ ATTR static void NAME(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT
     const int nb = n / QK8_0; \
     __m512 acc = _mm512_setzero_ps(); \
     int ib = 0; \
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y)); \
     for (; ib + 2 <= nb; ib += 2) { \
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x)); \
         const __m512i qx = ggml_x_load2x32(x[ib].qs, x[ib + 1].qs); \
         const __m512i qy = ggml_x_load2x32(y[ib].qs, y[ib + 1].qs); \
         const __m512 d = ggml_x_d2(GGML_FP16_TO_FP32(x[ib].d) * GGML_FP16_TO_FP32(y[ib].d), \
@@ -149,7 +152,9 @@ ATTR static void NAME(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT
     const __m512i eight = _mm512_set1_epi8(8); \
     __m512 acc = _mm512_setzero_ps(); \
     int ib = 0; \
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y)); \
     for (; ib + 2 <= nb; ib += 2) { \
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x)); \
         const __m512i qx = _mm512_sub_epi8(ggml_x_unpack_nibbles_512(x[ib].qs, x[ib + 1].qs), eight); \
         const __m512i qy = ggml_x_load2x32(y[ib].qs, y[ib + 1].qs); \
         const __m512 d = ggml_x_d2(GGML_FP16_TO_FP32(x[ib].d) * GGML_FP16_TO_FP32(y[ib].d), \

@@ -15,6 +15,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/quants-simd.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -66,7 +67,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q2_K_q8_K_avx2(int n, float * GGML_RESTRI
     const __m256i m3 = _mm256_set1_epi8(3);
     const __m128i m4 = _mm_set1_epi8(15);
     __m256 acc = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
         const __m256i s16 = kq_scales16_u8(_mm_and_si128(sc, m4));
         const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4));
@@ -130,7 +133,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q3_K_q8_K_avx2(int n, float * GGML_RESTRI
     const int nb = n / QK_K;
     const __m256i m3 = _mm256_set1_epi8(3);
     __m256 acc = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         const __m128i sc = kq_q3_K_scales(x[ib].scales);
         const __m256i s16 = kq_scales16_i8(sc);
         // the levels are value + 4: subtract 4 * scale * sum of the sub-block's activations
@@ -192,7 +197,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q5_K_q8_K_avx2(int n, float * GGML_RESTRI
     const int nb = n / QK_K;
     const __m256i m4 = _mm256_set1_epi8(15);
     __m256 acc = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(*x));
         const __m256i sm16 = _mm256_cvtepu8_epi16(kq_k4_scales_mins(x[ib].scales)); // [scales | mins]
         const __m256i s16 = _mm256_permute2x128_si256(sm16, sm16, 0x00);             // scales in both halves
         // mins: each against the sum of its two 16-element activation sums

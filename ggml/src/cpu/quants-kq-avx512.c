@@ -14,6 +14,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/quants-simd.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -44,7 +45,9 @@ GGML_X_VNNI static void ggml_x_vec_dot_q2_K_q8_K_vnni(int n, float * GGML_RESTRI
     const __m128i m4 = _mm_set1_epi8(15);
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(block_q2_K));
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
         const __m512i t16 = kq_scales16(_mm_and_si128(sc, m4), 0);
         const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4));
@@ -92,7 +95,9 @@ GGML_X_VNNI static void ggml_x_vec_dot_q3_K_q8_K_vnni(int n, float * GGML_RESTRI
     const __m512i m3 = _mm512_set1_epi8(3);
     const __m512i four = _mm512_set1_epi8(4);
     __m512 acc = _mm512_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(block_q3_K));
         const __m128i sc = kq5_q3_K_scales(x[ib].scales);
         const __m512i t16 = kq_scales16(sc, 1);
         // levels are value + 4: start from -4 * sum of scale x sub-block activation sum
@@ -136,7 +141,13 @@ GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q
     const __m512i sixteen = _mm512_set1_epi8(16);
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
+        if (x5) {
+            ggml_x_prefetch_far(x5 + ib, far, sizeof(block_q5_K));
+        } else {
+            ggml_x_prefetch_far(x4 + ib, far, sizeof(block_q4_K));
+        }
         const uint8_t * scales = x5 ? x5[ib].scales : x4[ib].scales;
         const uint8_t * qs = x5 ? x5[ib].qs : x4[ib].qs;
         const ggml_fp16_t d = x5 ? x5[ib].d : x4[ib].d;
@@ -188,7 +199,9 @@ GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRI
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i m2 = _mm512_set1_epi8(0x30);
     __m512 acc = _mm512_setzero_ps();
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
+        ggml_x_prefetch_far(x + ib, far, sizeof(block_q6_K));
         const __m128i sc = _mm_loadu_si128((const __m128i *) x[ib].scales);
         const __m512i t16 = kq_scales16(sc, 1);
         // levels are value + 32: start from -32 * sum of scale x sub-block activation sum

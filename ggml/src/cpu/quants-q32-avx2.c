@@ -12,6 +12,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/quants-simd.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -66,7 +67,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q4_1_q8_1_avx2(int n, float * GGML_RESTRI
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     float summ = 0.0f;
     int ib = 0;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (; ib + 2 <= nb; ib += 2) {
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x));
         const __m256 f0 = q32_dot_u(q32_nibbles(x[ib].qs), y[ib].qs);
         const __m256 f1 = q32_dot_u(q32_nibbles(x[ib + 1].qs), y[ib + 1].qs);
         acc0 = _mm256_fmadd_ps(_mm256_set1_ps(GGML_FP16_TO_FP32(x[ib].d) * y[ib].d), f0, acc0);
@@ -92,7 +95,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q5_0_q8_0_avx2(int n, float * GGML_RESTRI
     const int nb = n / QK8_0;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int ib = 0;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (; ib + 2 <= nb; ib += 2) {
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x));
         const __m256 f0 = q32_dot_s(q32_q5_0(&x[ib]), y[ib].qs);
         const __m256 f1 = q32_dot_s(q32_q5_0(&x[ib + 1]), y[ib + 1].qs);
         acc0 = _mm256_fmadd_ps(_mm256_set1_ps(GGML_FP16_TO_FP32(x[ib].d) * GGML_FP16_TO_FP32(y[ib].d)), f0, acc0);
@@ -112,7 +117,9 @@ GGML_X_AVX2 static void ggml_x_vec_dot_q5_1_q8_1_avx2(int n, float * GGML_RESTRI
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     float summ = 0.0f;
     int ib = 0;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (; ib + 2 <= nb; ib += 2) {
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x));
         const __m256i u0 = _mm256_or_si256(q32_nibbles(x[ib].qs), q32_bit4(x[ib].qh));
         const __m256i u1 = _mm256_or_si256(q32_nibbles(x[ib + 1].qs), q32_bit4(x[ib + 1].qh));
         acc0 = _mm256_fmadd_ps(_mm256_set1_ps(GGML_FP16_TO_FP32(x[ib].d) * y[ib].d), q32_dot_u(u0, y[ib].qs), acc0);

@@ -12,6 +12,7 @@
 #if defined(__x86_64__)
 
 #include "cpu/quants-simd.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -56,7 +57,9 @@ GGML_X_VNNI static void ggml_x_vec_dot_q4_1_q8_1_vnni(int n, float * GGML_RESTRI
     __m512 acc = _mm512_setzero_ps();
     float summ = 0.0f;
     int ib = 0;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (; ib + 2 <= nb; ib += 2) {
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x));
         const __m512i u = q32v_nibbles2(x[ib].qs, x[ib + 1].qs);
         const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, q32v_load2(y[ib].qs, y[ib + 1].qs));
         const __m512 d = q32v_scale2(GGML_FP16_TO_FP32(x[ib].d) * y[ib].d, GGML_FP16_TO_FP32(x[ib + 1].d) * y[ib + 1].d);
@@ -81,7 +84,9 @@ GGML_X_VNNI static void ggml_x_vec_dot_q5_0_q8_0_vnni(int n, float * GGML_RESTRI
     const __m512i sixteen = _mm512_set1_epi8(16);
     __m512 acc = _mm512_setzero_ps();
     int ib = 0;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (; ib + 2 <= nb; ib += 2) {
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x));
         __m512i u = q32v_nibbles2(x[ib].qs, x[ib + 1].qs);
         u = _mm512_mask_add_epi8(u, q32v_bit4(x[ib].qh, x[ib + 1].qh), u, sixteen);
         const __m512i yv = q32v_load2(y[ib].qs, y[ib + 1].qs);
@@ -115,7 +120,9 @@ GGML_X_VNNI static void ggml_x_vec_dot_q5_1_q8_1_vnni(int n, float * GGML_RESTRI
     __m512 acc = _mm512_setzero_ps();
     float summ = 0.0f;
     int ib = 0;
+    const size_t far = ggml_x_far_distance((size_t) nb * sizeof(*y));
     for (; ib + 2 <= nb; ib += 2) {
+        ggml_x_prefetch_far(x + ib, far, 2 * sizeof(*x));
         __m512i u = q32v_nibbles2(x[ib].qs, x[ib + 1].qs);
         u = _mm512_mask_add_epi8(u, q32v_bit4(x[ib].qh, x[ib + 1].qh), u, sixteen);
         const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, q32v_load2(y[ib].qs, y[ib + 1].qs));

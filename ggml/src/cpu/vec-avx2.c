@@ -179,27 +179,41 @@ VX2 static float vx2_scale_mask_max(int64_t n, float * w, const float * x, float
     return max;
 }
 
+// exp of the fp16-rounded argument, rounded to fp16, computed (not looked up): equal to the fp16
+// table of vec.c for every one of the 65536 fp16 arguments (test-vec checks them all); the table
+// is cold in a decode step (see vec-avx512.c)
+VX2_INLINE __m256 vx2_exp_f16(__m128i h) {
+    const __m256 a = _mm256_cvtph_ps(h);
+    const __m128i eh = _mm256_cvtps_ph(vx2_exp(a), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_blendv_ps(_mm256_cvtph_ps(eh), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q)); // NaN stays NaN
+}
+
 VX2 static double vx2_exp_sum(int64_t n, float * w, float max) {
-    const float * t = ggml_x_vec_exp_f16_table();
     const __m256 vmax = _mm256_set1_ps(max), ninf = _mm256_set1_ps(-INFINITY);
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(w + i);
         const __m128i h = _mm256_cvtps_ph(_mm256_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m256 e = _mm256_i32gather_ps(t, _mm256_cvtepu16_epi32(h), 4);
-        e = _mm256_andnot_ps(_mm256_cmp_ps(v, ninf, _CMP_EQ_OQ), e);
+        const __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(v, ninf, _CMP_EQ_OQ), vx2_exp_f16(h));
         _mm256_storeu_ps(w + i, e);
         vx2_acc_pd(&a0, &a1, e);
     }
     double s = vx2_hsum_pd(_mm256_add_pd(a0, a1));
-    for (; i < n; i++) {
-        float v = 0.0f;
-        if (w[i] != -INFINITY) {
-            v = t[ggml_x_fp32_to_fp16(w[i] - max)];
-            s += (double) v;
+    if (i < n) {
+        // the tail through a padded vector (lanes past n are -inf: exp 0, not stored)
+        float tail[8];
+        for (int j = 0; j < 8; j++) {
+            tail[j] = i + j < n ? w[i + j] : -INFINITY;
         }
-        w[i] = v;
+        const __m256 v = _mm256_loadu_ps(tail);
+        const __m128i h = _mm256_cvtps_ph(_mm256_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(v, ninf, _CMP_EQ_OQ), vx2_exp_f16(h));
+        _mm256_storeu_ps(tail, e);
+        for (int64_t j = i; j < n; j++) {
+            w[j] = tail[j - i];
+            s += (double) tail[j - i];
+        }
     }
     return s;
 }

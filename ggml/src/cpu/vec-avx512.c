@@ -131,8 +131,18 @@ VX5 static float vx5_scale_mask_max(int64_t n, float * w, const float * x, float
     return _mm512_reduce_max_ps(vmax);
 }
 
+// exp of the fp16-rounded argument, rounded to fp16, computed (not looked up): equal to the fp16
+// table of vec.c for every one of the 65536 fp16 arguments (test-vec checks them all). In a
+// decode step the weights stream through every cache level between two softmaxes, so the 256 KiB
+// table is cold each time and its gathers cost more than the polynomial.
+VX5_INLINE __m512 vx5_exp_f16(__m256i h) {
+    const __m512 a = _mm512_cvtph_ps(h);
+    const __m256i eh = _mm512_cvtps_ph(vx5_exp(a), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 e = _mm512_cvtph_ps(eh);
+    return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a); // NaN stays NaN
+}
+
 VX5 static double vx5_exp_sum(int64_t n, float * w, float max) {
-    const float * t = ggml_x_vec_exp_f16_table();
     const __m512 vmax = _mm512_set1_ps(max), ninf = _mm512_set1_ps(-INFINITY);
     __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
     for (int64_t i = 0; i < n; i += 16) {
@@ -140,7 +150,7 @@ VX5 static double vx5_exp_sum(int64_t n, float * w, float max) {
         const __m512 v = _mm512_maskz_loadu_ps(k, w + i);
         const __m256i h = _mm512_cvtps_ph(_mm512_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         const __mmask16 live = k & ~_mm512_cmp_ps_mask(v, ninf, _CMP_EQ_OQ);
-        const __m512 e = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, _mm512_cvtepu16_epi32(h), t, 4);
+        const __m512 e = _mm512_maskz_mov_ps(live, vx5_exp_f16(h));
         _mm512_mask_storeu_ps(w + i, k, e);
         vx5_acc_pd(&a0, &a1, e);
     }
