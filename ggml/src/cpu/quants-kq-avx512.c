@@ -82,18 +82,11 @@ GGML_X_VNNI_INLINE __m128i kq5_q3_K_scales(const uint8_t * s) {
     return _mm_sub_epi8(_mm_or_si128(low, high), _mm_set1_epi8(32));
 }
 
-// + add in the bytes whose bit a (low half) / bit b (high half) of hb is set
-GGML_X_VNNI_INLINE __m512i kq5_add_bits(__m512i q, __m512i hb, int a, int b, __m512i add) {
-    const __m512i sel = _mm512_inserti64x4(_mm512_set1_epi8((char) (1 << a)), _mm256_set1_epi8((char) (1 << b)), 1);
-    return _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(hb, sel), q, add);
-}
-
 GGML_X_VNNI static void ggml_x_vec_dot_q3_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
     const block_q3_K * x = (const block_q3_K *) vx;
     const block_q8_K * y = (const block_q8_K *) vy;
     const int nb = n / QK_K;
     const __m512i m3 = _mm512_set1_epi8(3);
-    const __m512i four = _mm512_set1_epi8(4);
     __m512 acc = _mm512_setzero_ps();
     const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
@@ -109,10 +102,10 @@ GGML_X_VNNI static void ggml_x_vec_dot_q3_K_q8_K_vnni(int n, float * GGML_RESTRI
         const __m512i b0 = kq_bcast32(x[ib].qs);
         const __m512i b1 = kq_bcast32(x[ib].qs + 32);
         // vector j = 2h + t: elements 128h + 64t + 32u + l, high bit 4h + 2t + u of hmask[l]
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b0, 0, 2), m3), hb, 0, 1, four), qy, kq5_lane_scale(t16, 0));
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b0, 4, 6), m3), hb, 2, 3, four), qy + 64, kq5_lane_scale(t16, 1));
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b1, 0, 2), m3), hb, 4, 5, four), qy + 128, kq5_lane_scale(t16, 2));
-        sumi = kq5_dot64(sumi, kq5_add_bits(_mm512_and_si512(kq_shift2(b1, 4, 6), m3), hb, 6, 7, four), qy + 192, kq5_lane_scale(t16, 3));
+        sumi = kq5_dot64(sumi, kq_or_bit(_mm512_and_si512(kq_shift2(b0, 0, 2), m3), hb, 0, 1, 2), qy, kq5_lane_scale(t16, 0));
+        sumi = kq5_dot64(sumi, kq_or_bit(_mm512_and_si512(kq_shift2(b0, 4, 6), m3), hb, 2, 3, 2), qy + 64, kq5_lane_scale(t16, 1));
+        sumi = kq5_dot64(sumi, kq_or_bit(_mm512_and_si512(kq_shift2(b1, 0, 2), m3), hb, 4, 5, 2), qy + 128, kq5_lane_scale(t16, 2));
+        sumi = kq5_dot64(sumi, kq_or_bit(_mm512_and_si512(kq_shift2(b1, 4, 6), m3), hb, 6, 7, 2), qy + 192, kq5_lane_scale(t16, 3));
         acc = _mm512_fmadd_ps(_mm512_set1_ps(y[ib].d * GGML_FP16_TO_FP32(x[ib].d)), _mm512_cvtepi32_ps(sumi), acc);
     }
     *s = _mm512_reduce_add_ps(acc);
@@ -134,24 +127,25 @@ GGML_X_VNNI_INLINE __m128i kq5_k4_scales_mins(const uint8_t * q) {
 // Q4_K and Q5_K: element 64c + l is the low nibble of qs[32c + l], element 64c + 32 + l the high
 // nibble; Q5_K adds bit 2c (resp. 2c + 1) of qh[l] as bit 4. 8 sub-blocks of 32 with 6-bit
 // scales and mins
+// (q5: a compile-time constant at both call sites, so each type gets its own loop; testing the
+// x5 pointer instead left the type test and a rolled inner loop in the Q5_K kernel)
 GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q4_K * x4, const block_q5_K * x5,
-                                   const block_q8_K * y) {
+                                   const bool q5, const block_q8_K * y) {
     const int nb = n / QK_K;
     const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i sixteen = _mm512_set1_epi8(16);
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
-        if (x5) {
+        if (q5) {
             ggml_x_prefetch_far(x5 + ib, far, sizeof(block_q5_K));
         } else {
             ggml_x_prefetch_far(x4 + ib, far, sizeof(block_q4_K));
         }
-        const uint8_t * scales = x5 ? x5[ib].scales : x4[ib].scales;
-        const uint8_t * qs = x5 ? x5[ib].qs : x4[ib].qs;
-        const ggml_fp16_t d = x5 ? x5[ib].d : x4[ib].d;
-        const ggml_fp16_t dmin = x5 ? x5[ib].dmin : x4[ib].dmin;
+        const uint8_t * scales = q5 ? x5[ib].scales : x4[ib].scales;
+        const uint8_t * qs = q5 ? x5[ib].qs : x4[ib].qs;
+        const ggml_fp16_t d = q5 ? x5[ib].d : x4[ib].d;
+        const ggml_fp16_t dmin = q5 ? x5[ib].dmin : x4[ib].dmin;
         const __m128i sm = kq5_k4_scales_mins(scales);
         // vector c = sub-blocks 2c (lanes 0, 1) and 2c + 1 (lanes 2, 3): lanes 0, 1 hold the even
         // scales, lanes 2, 3 the odd ones, as int16
@@ -163,13 +157,15 @@ GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q
         const __m256i summ = _mm256_madd_epi16(mn2, _mm256_loadu_si256((const __m256i *) y[ib].bsums));
         const int8_t * qy = y[ib].qs;
         __m512i sumi = _mm512_setzero_si512();
-        if (x5) {
+        if (q5) {
             const __m512i hb = kq_bcast32(x5[ib].qh);
+#pragma GCC unroll 4
             for (int c = 0; c < 4; c++) {
                 const __m512i q = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * c), 0, 4), m4);
-                sumi = kq5_dot64(sumi, kq5_add_bits(q, hb, 2 * c, 2 * c + 1, sixteen), qy + 64 * c, kq5_lane_scale(t16, c));
+                sumi = kq5_dot64(sumi, kq_or_bit(q, hb, 2 * c, 2 * c + 1, 4), qy + 64 * c, kq5_lane_scale(t16, c));
             }
         } else {
+#pragma GCC unroll 4
             for (int c = 0; c < 4; c++) {
                 const __m512i q = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * c), 0, 4), m4);
                 sumi = kq5_dot64(sumi, q, qy + 64 * c, kq5_lane_scale(t16, c));
@@ -183,11 +179,11 @@ GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q
 }
 
 GGML_X_VNNI static void ggml_x_vec_dot_q4_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    kq5_dot_k4(n, s, (const block_q4_K *) vx, NULL, (const block_q8_K *) vy);
+    kq5_dot_k4(n, s, (const block_q4_K *) vx, NULL, false, (const block_q8_K *) vy);
 }
 
 GGML_X_VNNI static void ggml_x_vec_dot_q5_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    kq5_dot_k4(n, s, NULL, (const block_q5_K *) vx, (const block_q8_K *) vy);
+    kq5_dot_k4(n, s, NULL, (const block_q5_K *) vx, true, (const block_q8_K *) vy);
 }
 
 // Q6_K: element 128h + 64t + 32u + l has the low 4 bits in ql[64h + 32u + l] (low nibble for
@@ -209,6 +205,7 @@ GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRI
         const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bs), 5);
         __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), corr));
         const int8_t * qy = y[ib].qs;
+        #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             const __m512i lo = _mm512_loadu_si512((const void *) (x[ib].ql + 64 * h));
             const __m512i hb = kq_bcast32(x[ib].qh + 32 * h);

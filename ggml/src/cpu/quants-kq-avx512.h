@@ -33,4 +33,15 @@ GGML_X_VNNI_INLINE __m512i kq_scales16(__m128i sc, int is_signed) {
     return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(w));
 }
 
+// q with bit `to` of each byte set where bit a (low 256-bit half) / bit b (high half) of the same
+// byte of hb is set; bit `to` of q must be clear (Q3_K: 2-bit levels + 4 x high bit; Q5_K:
+// nibbles + 16 x high bit). A rotate within 32-bit lanes by (to - a) mod 32 moves bit 8j + a to
+// 8j + to in every byte j, so one rotate, one mask and one or do what a byte test and a masked add
+// did (Q5_K's dot product took 11.2 ns per super-block that way, Q4_K's 7.5).
+GGML_X_VNNI_INLINE __m512i kq_or_bit(__m512i q, __m512i hb, int a, int b, int to) {
+    const __m512i rot = _mm512_inserti64x4(_mm512_set1_epi32((to - a) & 31), _mm256_set1_epi32((to - b) & 31), 1);
+    // q | (rot(hb) & (1 << to))
+    return _mm512_ternarylogic_epi32(q, _mm512_rolv_epi32(hb, rot), _mm512_set1_epi8((char) (1 << to)), 0xF8);
+}
+
 #endif // GGML_X_QUANTS_KQ_AVX512_H

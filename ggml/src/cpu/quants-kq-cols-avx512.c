@@ -37,12 +37,6 @@
 
 void ggml_x_quant_kernels_kq_cols_vnni(struct ggml_x_quant_kernels * k);
 
-// q + add in the bytes whose bit a (low half) / bit b (high half) of hb is set
-GGML_X_VNNI_INLINE __m512i kc_add_bits(__m512i q, __m512i hb, int a, int b, __m512i add) {
-    const __m512i sel = _mm512_inserti64x4(_mm512_set1_epi8((char) (1 << a)), _mm256_set1_epi8((char) (1 << b)), 1);
-    return _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(hb, sel), q, add);
-}
-
 // The scales of vectors a and b for kc_pair: in each 128-bit lane, int16 positions 0..3 hold
 // the scale lane uses for vector a, positions 4..7 the one for vector b (t16 as in kq_scales16)
 GGML_X_VNNI_INLINE __m512i kc_pair_scale(__m512i t16, int a, int b) {
@@ -140,7 +134,6 @@ GGML_X_VNNI_INLINE __m128i kc_q3_K_scales(const uint8_t * s) {
 GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const void * const * vy, const int nc) {
     const int nb = n / QK_K;
     const __m512i m3 = _mm512_set1_epi8(3);
-    const __m512i four = _mm512_set1_epi8(4);
     __m512 acc[KC_GROUP];
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
@@ -155,10 +148,10 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
         const __m512i b1 = kq_bcast32(x[ib].qs + 32);
         // levels are value + 4 (the high bit adds 4 to the 2-bit level)
         __m512i q[4], ls[2];
-        q[0] = kc_add_bits(_mm512_and_si512(kq_shift2(b0, 0, 2), m3), hb, 0, 1, four);
-        q[1] = kc_add_bits(_mm512_and_si512(kq_shift2(b0, 4, 6), m3), hb, 2, 3, four);
-        q[2] = kc_add_bits(_mm512_and_si512(kq_shift2(b1, 0, 2), m3), hb, 4, 5, four);
-        q[3] = kc_add_bits(_mm512_and_si512(kq_shift2(b1, 4, 6), m3), hb, 6, 7, four);
+        q[0] = kq_or_bit(_mm512_and_si512(kq_shift2(b0, 0, 2), m3), hb, 0, 1, 2);
+        q[1] = kq_or_bit(_mm512_and_si512(kq_shift2(b0, 4, 6), m3), hb, 2, 3, 2);
+        q[2] = kq_or_bit(_mm512_and_si512(kq_shift2(b1, 0, 2), m3), hb, 4, 5, 2);
+        q[3] = kq_or_bit(_mm512_and_si512(kq_shift2(b1, 4, 6), m3), hb, 6, 7, 2);
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
@@ -194,11 +187,10 @@ GGML_X_VNNI_INLINE __m128i kc_k4_scales_mins(const uint8_t * q) {
     return _mm_setr_epi32((int) sc03, (int) sc47, (int) mn03, (int) mn47);
 }
 
-GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const block_q5_K * x5,
+GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const block_q5_K * x5, const bool q5,
                               const void * const * vy, const int nc) {
     const int nb = n / QK_K;
     const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i sixteen = _mm512_set1_epi8(16);
     __m512 acc[KC_GROUP];
     __m256 accm[KC_GROUP];
     for (int c = 0; c < nc; c++) {
@@ -206,11 +198,11 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const blo
         accm[c] = _mm256_setzero_ps();
     }
     for (int ib = 0; ib < nb; ib++) {
-        const uint8_t * scales = x5 ? x5[ib].scales : x4[ib].scales;
-        const uint8_t * qs = x5 ? x5[ib].qs : x4[ib].qs;
-        const ggml_fp16_t d = x5 ? x5[ib].d : x4[ib].d;
-        const ggml_fp16_t dmin = x5 ? x5[ib].dmin : x4[ib].dmin;
-        if (x5) {
+        const uint8_t * scales = q5 ? x5[ib].scales : x4[ib].scales;
+        const uint8_t * qs = q5 ? x5[ib].qs : x4[ib].qs;
+        const ggml_fp16_t d = q5 ? x5[ib].d : x4[ib].d;
+        const ggml_fp16_t dmin = q5 ? x5[ib].dmin : x4[ib].dmin;
+        if (q5) {
             kc_prefetch(x5 + ib);
         } else {
             kc_prefetch(x4 + ib);
@@ -223,13 +215,15 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const blo
         const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         const __m256i mn2 = _mm256_setr_m128i(_mm_unpacklo_epi16(mn, mn), _mm_unpackhi_epi16(mn, mn));
         __m512i q[4], ls[2];
-        if (x5) {
+        if (q5) {
             const __m512i hb = kq_bcast32(x5[ib].qh);
+#pragma GCC unroll 4
             for (int j = 0; j < 4; j++) {
                 const __m512i l = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * j), 0, 4), m4);
-                q[j] = kc_add_bits(l, hb, 2 * j, 2 * j + 1, sixteen);
+                q[j] = kq_or_bit(l, hb, 2 * j, 2 * j + 1, 4);
             }
         } else {
+#pragma GCC unroll 4
             for (int j = 0; j < 4; j++) {
                 q[j] = _mm512_and_si512(kq_shift2(kq_bcast32(qs + 32 * j), 0, 4), m4);
             }
@@ -318,8 +312,8 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
 
 #define KC_CALL_Q2_K(m) kc_q2_K(n, sc, (const block_q2_K *) vx, yc, m)
 #define KC_CALL_Q3_K(m) kc_q3_K(n, sc, (const block_q3_K *) vx, yc, m)
-#define KC_CALL_Q4_K(m) kc_k4(n, sc, (const block_q4_K *) vx, NULL, yc, m)
-#define KC_CALL_Q5_K(m) kc_k4(n, sc, NULL, (const block_q5_K *) vx, yc, m)
+#define KC_CALL_Q4_K(m) kc_k4(n, sc, (const block_q4_K *) vx, NULL, false, yc, m)
+#define KC_CALL_Q5_K(m) kc_k4(n, sc, NULL, (const block_q5_K *) vx, true, yc, m)
 #define KC_CALL_Q6_K(m) kc_q6_K(n, sc, (const block_q6_K *) vx, yc, m)
 
 KC_ENTRY(ggml_x_vec_dot_cols_q2_K_vnni, KC_CALL_Q2_K)
