@@ -3,7 +3,8 @@
 // f32[0] = scale; src1 = optional F32 mask; dst row ir (flattened over dims 1..3) adds mask row
 // ir % mask->ne[1]. The row maximum is subtracted before exponentiation; elements equal to -inf
 // give 0. As in the reference, exp() is evaluated on the fp16-rounded argument and its result
-// rounded to fp16 (the reference looks it up in an fp16 table; so do we, vec.h); the sum is
+// rounded to fp16 (the reference looks it up in an fp16 table; our scalar kernel does too, the
+// SIMD ones compute the same values, vec.h); the sum is
 // accumulated in double. Dense rows (and mask rows) run the row kernels of vec.h.
 // A row that is entirely -inf has a zero sum and comes out as NaN, like the reference.
 
