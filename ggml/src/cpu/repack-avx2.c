@@ -14,6 +14,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/repack.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -60,6 +61,9 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int nct, const int j0,
             _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
             _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
         }
+        // and into L2 from further ahead (cpu/prefetch.h): with 8 rows per pass the activation is
+        // small, but one core's demand misses alone do not keep enough reads in flight
+        ggml_x_prefetch_far(blk, GGML_X_FAR_DISTANCE, bs8);
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
         __m256i s[4];
 #pragma GCC unroll 4

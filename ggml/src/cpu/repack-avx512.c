@@ -14,6 +14,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/repack.h"
+#include "cpu/prefetch.h"
 #include "ggml-quants.h"
 
 #include <immintrin.h>
@@ -66,6 +67,9 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
             _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
             _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
         }
+        // and into L2 from further ahead (cpu/prefetch.h): with 8 rows per pass the activation is
+        // small, but one core's demand misses alone do not keep enough reads in flight
+        ggml_x_prefetch_far(blk, GGML_X_FAR_DISTANCE, bs8);
         // w[c]: activation bytes 4c..4c+3 of each row (Q4_0: c < 4 low nibbles, c >= 4 the high
         // nibbles, activation bytes 16 + 4(c-4)..)
         __m256i w[8];
