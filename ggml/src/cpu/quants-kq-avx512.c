@@ -127,21 +127,21 @@ GGML_X_VNNI_INLINE __m128i kq5_k4_scales_mins(const uint8_t * q) {
 // Q4_K and Q5_K: element 64c + l is the low nibble of qs[32c + l], element 64c + 32 + l the high
 // nibble; Q5_K adds bit 2c (resp. 2c + 1) of qh[l] as bit 4. 8 sub-blocks of 32 with 6-bit
 // scales and mins
-// (q5: a compile-time constant at both call sites, so each type gets its own loop; testing the
-// x5 pointer instead left the type test and a rolled inner loop in the Q5_K kernel)
-GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q4_K * x4, const block_q5_K * x5,
-                                   const bool q5, const block_q8_K * y) {
+// (vx holds Q5_K blocks when q5, else Q4_K; q5 is a compile-time constant at both call sites, so
+// each type gets its own loop: testing a pointer instead left the type test and a rolled inner
+// loop in the Q5_K kernel)
+GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const void * vx, const bool q5,
+                                   const block_q8_K * y) {
+    const block_q4_K * x4 = (const block_q4_K *) vx;
+    const block_q5_K * x5 = (const block_q5_K *) vx;
     const int nb = n / QK_K;
     const __m512i m4 = _mm512_set1_epi8(15);
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     const size_t far = ggml_x_far_distance((size_t) nb * sizeof(block_q8_K));
     for (int ib = 0; ib < nb; ib++) {
-        if (q5) {
-            ggml_x_prefetch_far(x5 + ib, far, sizeof(block_q5_K));
-        } else {
-            ggml_x_prefetch_far(x4 + ib, far, sizeof(block_q4_K));
-        }
+        ggml_x_prefetch_far(q5 ? (const void *) (x5 + ib) : (const void *) (x4 + ib), far,
+                            q5 ? sizeof(block_q5_K) : sizeof(block_q4_K));
         const uint8_t * scales = q5 ? x5[ib].scales : x4[ib].scales;
         const uint8_t * qs = q5 ? x5[ib].qs : x4[ib].qs;
         const ggml_fp16_t d = q5 ? x5[ib].d : x4[ib].d;
@@ -179,11 +179,11 @@ GGML_X_VNNI_INLINE void kq5_dot_k4(int n, float * GGML_RESTRICT s, const block_q
 }
 
 GGML_X_VNNI static void ggml_x_vec_dot_q4_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    kq5_dot_k4(n, s, (const block_q4_K *) vx, NULL, false, (const block_q8_K *) vy);
+    kq5_dot_k4(n, s, vx, false, (const block_q8_K *) vy);
 }
 
 GGML_X_VNNI static void ggml_x_vec_dot_q5_K_q8_K_vnni(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx, const void * GGML_RESTRICT vy) {
-    kq5_dot_k4(n, s, NULL, (const block_q5_K *) vx, true, (const block_q8_K *) vy);
+    kq5_dot_k4(n, s, vx, true, (const block_q8_K *) vy);
 }
 
 // Q6_K: element 128h + 64t + 32u + l has the low 4 bits in ql[64h + 32u + l] (low nibble for
@@ -205,7 +205,6 @@ GGML_X_VNNI static void ggml_x_vec_dot_q6_K_q8_K_vnni(int n, float * GGML_RESTRI
         const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bs), 5);
         __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), corr));
         const int8_t * qy = y[ib].qs;
-        #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             const __m512i lo = _mm512_loadu_si512((const void *) (x[ib].ql + 64 * h));
             const __m512i hb = kq_bcast32(x[ib].qh + 32 * h);

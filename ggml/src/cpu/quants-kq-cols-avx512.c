@@ -187,8 +187,10 @@ GGML_X_VNNI_INLINE __m128i kc_k4_scales_mins(const uint8_t * q) {
     return _mm_setr_epi32((int) sc03, (int) sc47, (int) mn03, (int) mn47);
 }
 
-GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const block_q4_K * x4, const block_q5_K * x5, const bool q5,
-                              const void * const * vy, const int nc) {
+// (vx holds Q5_K blocks when q5, else Q4_K; q5 is a compile-time constant, as in quants-kq-avx512.c)
+GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, const void * const * vy, const int nc) {
+    const block_q4_K * x4 = (const block_q4_K *) vx;
+    const block_q5_K * x5 = (const block_q5_K *) vx;
     const int nb = n / QK_K;
     const __m512i m4 = _mm512_set1_epi8(15);
     __m512 acc[KC_GROUP];
@@ -312,8 +314,8 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
 
 #define KC_CALL_Q2_K(m) kc_q2_K(n, sc, (const block_q2_K *) vx, yc, m)
 #define KC_CALL_Q3_K(m) kc_q3_K(n, sc, (const block_q3_K *) vx, yc, m)
-#define KC_CALL_Q4_K(m) kc_k4(n, sc, (const block_q4_K *) vx, NULL, false, yc, m)
-#define KC_CALL_Q5_K(m) kc_k4(n, sc, NULL, (const block_q5_K *) vx, true, yc, m)
+#define KC_CALL_Q4_K(m) kc_k4(n, sc, vx, false, yc, m)
+#define KC_CALL_Q5_K(m) kc_k4(n, sc, vx, true, yc, m)
 #define KC_CALL_Q6_K(m) kc_q6_K(n, sc, (const block_q6_K *) vx, yc, m)
 
 KC_ENTRY(ggml_x_vec_dot_cols_q2_K_vnni, KC_CALL_Q2_K)

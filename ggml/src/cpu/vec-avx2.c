@@ -188,14 +188,18 @@ VX2_INLINE __m256 vx2_exp_f16(__m128i h) {
     return _mm256_blendv_ps(_mm256_cvtph_ps(eh), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q)); // NaN stays NaN
 }
 
+// the softmax exp of 8 values w against max (-inf -> 0)
+VX2_INLINE __m256 vx2_softmax_exp(__m256 v, __m256 vmax) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_andnot_ps(_mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), vx2_exp_f16(h));
+}
+
 VX2 static double vx2_exp_sum(int64_t n, float * w, float max) {
-    const __m256 vmax = _mm256_set1_ps(max), ninf = _mm256_set1_ps(-INFINITY);
+    const __m256 vmax = _mm256_set1_ps(max);
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(w + i);
-        const __m128i h = _mm256_cvtps_ph(_mm256_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        const __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(v, ninf, _CMP_EQ_OQ), vx2_exp_f16(h));
+        const __m256 e = vx2_softmax_exp(_mm256_loadu_ps(w + i), vmax);
         _mm256_storeu_ps(w + i, e);
         vx2_acc_pd(&a0, &a1, e);
     }
@@ -206,10 +210,7 @@ VX2 static double vx2_exp_sum(int64_t n, float * w, float max) {
         for (int j = 0; j < 8; j++) {
             tail[j] = i + j < n ? w[i + j] : -INFINITY;
         }
-        const __m256 v = _mm256_loadu_ps(tail);
-        const __m128i h = _mm256_cvtps_ph(_mm256_sub_ps(v, vmax), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        const __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(v, ninf, _CMP_EQ_OQ), vx2_exp_f16(h));
-        _mm256_storeu_ps(tail, e);
+        _mm256_storeu_ps(tail, vx2_softmax_exp(_mm256_loadu_ps(tail), vmax));
         for (int64_t j = i; j < n; j++) {
             w[j] = tail[j - i];
             s += (double) tail[j - i];
