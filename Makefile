@@ -189,7 +189,7 @@ bench: bench-c
 # CPU backend) beside a direct backend compute, and the CPU engine's cost per node at 1 and 2
 # threads. Prints figures only; BENCH_DECODE_ARGS passes e.g. "sched reps=15".
 .PHONY: bench-decode
-$(BUILD)/bin/bench-decode: build/bench-decode.c $(BUILD)/libggml.a
+$(BUILD)/bin/bench-decode: build/bench-decode.c build/benchutil.h $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
 
@@ -202,7 +202,7 @@ bench: bench-decode
 # measured in the same run, at 1 and 2 threads with cold weights; BENCH_MATVEC_ARGS passes e.g.
 # "threads=2 reps=9 types=q4_0,q5_K cols=4".
 .PHONY: bench-matvec
-$(BUILD)/bin/bench-matvec: build/bench-matvec.c $(BUILD)/libggml.a
+$(BUILD)/bin/bench-matvec: build/bench-matvec.c build/benchutil.h $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
 
@@ -215,7 +215,7 @@ bench: bench-matvec
 # floor (weight bytes / read bandwidth measured in the same process) at 1 and 2 threads.
 # BENCH_LAYER_ARGS passes e.g. "types=q6_K threads=2 runs=3".
 .PHONY: bench-layer
-$(BUILD)/bin/bench-layer: build/bench-layer.c $(BUILD)/libggml.a
+$(BUILD)/bin/bench-layer: build/bench-layer.c build/benchutil.h $(BUILD)/libggml.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
 

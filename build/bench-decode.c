@@ -28,20 +28,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchutil.h"
+
 static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void * a, const void * b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double * v, int n) {
-    qsort(v, (size_t) n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return now_s() * 1e6;
 }
 
 struct chain {

@@ -37,21 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void * a, const void * b) {
-    const double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double * v, int n) {
-    qsort(v, (size_t) n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "benchutil.h"
 
 static uint64_t g_rng = 1;
 
@@ -60,62 +46,6 @@ static float rnd_pm1(void) { // uniform in [-1, 1)
     g_rng ^= g_rng >> 7;
     g_rng ^= g_rng << 17;
     return (float) ((double) (g_rng >> 11) / 4503599627370496.0 - 1.0);
-}
-
-// ---------------------------------------------------------------------------------------------
-// read bandwidth
-
-typedef long long bl_v2 __attribute__((vector_size(16)));
-
-struct bw_arg {
-    const bl_v2 * p;
-    size_t n; // vectors
-    long long sum;
-};
-
-static void * bw_thread(void * arg) {
-    struct bw_arg * a = arg;
-    bl_v2 s0 = { 0, 0 }, s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 4 <= a->n; i += 4) {
-        s0 += a->p[i];
-        s1 += a->p[i + 1];
-        s2 += a->p[i + 2];
-        s3 += a->p[i + 3];
-    }
-    for (; i < a->n; i++) {
-        s0 += a->p[i];
-    }
-    const bl_v2 s = s0 + s1 + s2 + s3;
-    a->sum = s[0] + s[1];
-    return NULL;
-}
-
-static volatile long long g_bw_sink;
-
-// GB/s of nth threads reading `bytes` of buf once (median of 3 passes)
-static double read_bandwidth(const void * buf, size_t bytes, int nth) {
-    pthread_t th[64];
-    struct bw_arg args[64];
-    double t[3];
-    const size_t nv = bytes / sizeof(bl_v2);
-    for (int pass = 0; pass < 3; pass++) {
-        const double t0 = now_s();
-        for (int i = 0; i < nth; i++) {
-            const size_t a = nv * (size_t) i / (size_t) nth, b = nv * (size_t) (i + 1) / (size_t) nth;
-            args[i].p = (const bl_v2 *) buf + a;
-            args[i].n = b - a;
-            pthread_create(&th[i], NULL, bw_thread, &args[i]);
-        }
-        long long s = 0;
-        for (int i = 0; i < nth; i++) {
-            pthread_join(th[i], NULL);
-            s += args[i].sum;
-        }
-        t[pass] = now_s() - t0;
-        g_bw_sink += s;
-    }
-    return (double) bytes / median(t, 3) / 1e9;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -385,7 +315,7 @@ int main(int argc, char ** argv) {
             ggml_backend_cpu_set_n_threads(be, nth);
             double t_run[64], bw_run[64], ratio_run[64];
             for (int r = 0; r < runs; r++) {
-                bw_run[r] = read_bandwidth(bwbuf, bw_bytes, nth);
+                bw_run[r] = probe_read_bw(bwbuf, bw_bytes, nth, 3);
                 for (int i = 0; i < 2; i++) {
                     ggml_backend_graph_compute(be, L.gf);
                 }
