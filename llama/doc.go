@@ -17,3 +17,5 @@
 // Scheduler. Not supported yet: mixture-of-experts models, other architectures, several
 // sequences in one Context.
 package llama
+
+//go:generate go run ../build/genops -stubs-only .
