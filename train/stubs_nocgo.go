@@ -41,11 +41,12 @@ type Progress struct {
 	Step, Steps  int     // steps done, of the run's total
 	Loss         float32 // the training loss of the step's batch (before its update)
 	LR           float32 // the learning rate of the step's update
-	TokensPerSec float64 // training throughput of this process
+	TokensPerSec float64 // training throughput of this process, since it started
+	RecentTokens float64 // training throughput over the last steps (at most recentSteps): the current rate
 	Elapsed, ETA time.Duration
 }
 
-// wall time of this process, estimated time to the end
+// wall time of this process, estimated time to the end (at the current rate)
 
 // SaveOptions configures Model.Save.
 type SaveOptions struct {
@@ -174,7 +175,8 @@ func LoadModel(path string) (r0 *Model, r1 error) {
 	return
 }
 
-// String formats the progress line: iteration, loss, learning rate, tokens/s and ETA.
+// String formats the progress line: iteration, loss, learning rate, the current tokens/s and
+// the ETA.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (Progress) String() (r0 string) {
