@@ -2455,6 +2455,41 @@ func (*Optimizer) UnmarshalBinary(data []byte) (err error) {
 	return
 }
 
+// ProfileEnabled reports whether the CPU engine profiles graph computes: the environment
+// variable GGML_X_PROFILE is 1 (time per op type, MUL_MAT split by weight type) or 2 (also per
+// node index), read once at the first compute.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func ProfileEnabled() (r0 bool) {
+	panic(noCgo("ProfileEnabled"))
+}
+
+// ProfileReport returns the CPU engine's profile of the graph computes so far ("" when
+// profiling is off or nothing was computed). The C library prints the report at exit, but a Go
+// program never runs C's exit handlers: a program that wants the report takes it here, for
+// example with `defer ggml.WriteProfile(os.Stderr)` in main. Once taken, the report is no longer
+// printed at exit.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func ProfileReport() (r0 string) {
+	panic(noCgo("ProfileReport"))
+}
+
+// WriteProfile writes ProfileReport to w when profiling is on and there is something to report.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func WriteProfile(w io.Writer) (r0 error) {
+	r0 = noCgo("WriteProfile")
+	return
+}
+
+// ResetProfile starts the profile's totals again (e.g. after a warm-up).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func ResetProfile() {
+	panic(noCgo("ResetProfile"))
+}
+
 // Quantize converts rows of nPerRow float32 values to type typ (ggml_quantize_chunk): Q4_0,
 // Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, F16 or F32. len(src) must be a multiple of nPerRow and
 // nPerRow a multiple of typ.BlockSize(). The result has typ.RowSize(nPerRow) bytes per row,
