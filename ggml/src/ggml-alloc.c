@@ -10,6 +10,7 @@
 
 #include "ggml-alloc.h"
 #include "ggml-backend-impl.h"
+#include "ggml-backend-internal.h"
 #include "ggml-impl.h"
 
 #include <stdint.h>
@@ -296,16 +297,9 @@ size_t ggml_tallocr_max_size(ggml_tallocr_t talloc) {
 
 // ---------------------------------------------------------------------------------------------
 // hash set of tensors: open addressing with linear probing on the tensor address. The scheduler
-// (ggml-backend.c) builds its sets with the same functions, because it hands its set to
-// ggml_gallocr_alloc_graph_n; these are internal (no header declares them for users).
-
-size_t ggml_x_alloc_hash_size(size_t min_size);
-size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t);
-size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t);
-size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tensor * t, bool * inserted);
-bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
-                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc,
-                                    const size_t * slots, size_t n_slots);
+// (ggml-backend-sched.c) and graph copy (ggml-backend-compare.c) build their sets with the same
+// functions, because the scheduler hands its set to ggml_gallocr_alloc_graph_n; these are
+// internal (declared in ggml-backend-internal.h, not for users).
 
 // smallest prime >= min_size
 size_t ggml_x_alloc_hash_size(size_t min_size) {

@@ -114,10 +114,6 @@ typedef struct {
 } block_q8_K;
 static_assert(sizeof(block_q8_K) == 292, "block_q8_K size");
 
-// Install to_float / from_float / from_float_reference / vec_dot of the quantized types into
-// the traits table (idempotent, thread-safe).
-void ggml_x_quants_fill_traits(ggml_type_traits_t traits[GGML_TYPE_COUNT]);
-
 // ---------------------------------------------------------------------------------------------
 // scalar kernels (the reference the SIMD variants are tested against)
 
