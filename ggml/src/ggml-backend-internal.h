@@ -42,6 +42,14 @@ bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * 
                                     struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc,
                                     const size_t * slots, size_t n_slots);
 
+// An allocator owning buffer (measure: a measure allocator) with the caller's alignment instead
+// of the buffer type's; NULL when out of memory (buffer freed). ggml-alloc.c.
+ggml_tallocr_t ggml_x_tallocr_new_aligned(ggml_backend_buffer_t buffer, bool measure, size_t alignment);
+
+// The legacy allocator over talloc (and a new graph allocator); NULL when out of memory
+// (talloc freed). ggml-alloc.c.
+ggml_allocr_t ggml_x_allocr_wrap(ggml_tallocr_t talloc);
+
 // Built-in backends, registered by ggml-backend-reg.c on first use. Each backend compiled into
 // the library defines its registry init function (params: "key=value,..."); its buffer types
 // are public (ggml-backend.h).

@@ -1,6 +1,8 @@
 // cpu/buffer.c - the CPU buffer type: 64-byte aligned host memory (and buffers over caller
 // memory), plus the high-bandwidth-memory variant (GGML_USE_CPU_HBM, memkind's hbwmalloc).
-// Buffers of these types can be used by the CPU backend only (supports_backend).
+// Buffers of these types can be used by the CPU backend only (supports_backend). Also the
+// allocators over host memory of ggml-alloc.h (ggml_tallocr_new, ggml_tallocr_new_measure,
+// ggml_allocr_new, ggml_allocr_new_measure).
 
 #include "ggml-backend-impl.h"
 #include "ggml-backend-internal.h"
@@ -136,6 +138,42 @@ GGML_CALL ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void) {
 GGML_CALL ggml_backend_buffer_t ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size) {
     GGML_X_CHECK_RET(NULL, ptr != NULL || size == 0, NULL, "ggml_backend_cpu_buffer_from_ptr: ptr is NULL (size %zu)", size);
     return ggml_backend_buffer_init(ggml_backend_cpu_buffer_type(), cpu_buffer_from_ptr_iface, ptr, size);
+}
+
+// ---------------------------------------------------------------------------------------------
+// allocators over host memory (ggml-alloc.h)
+
+static bool cpu_is_pow2(size_t x) {
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
+ggml_tallocr_t ggml_tallocr_new(void * data, size_t size, size_t alignment) {
+    GGML_X_CHECK_RET(NULL, data != NULL, NULL, "ggml_tallocr_new: data is NULL");
+    GGML_X_CHECK_RET(NULL, cpu_is_pow2(alignment), NULL, "ggml_tallocr_new: alignment %zu is not a power of two", alignment);
+    ggml_backend_buffer_t buffer = ggml_backend_cpu_buffer_from_ptr(data, size);
+    if (buffer == NULL) {
+        return NULL;
+    }
+    // the caller's alignment wins over the CPU buffer type's
+    return ggml_x_tallocr_new_aligned(buffer, false, alignment);
+}
+
+ggml_tallocr_t ggml_tallocr_new_measure(size_t alignment) {
+    GGML_X_CHECK_RET(NULL, cpu_is_pow2(alignment), NULL, "ggml_tallocr_new_measure: alignment %zu is not a power of two", alignment);
+    // a tiny real buffer gives the measure allocator its buffer type (alloc sizes)
+    ggml_backend_buffer_t buffer = ggml_backend_buft_alloc_buffer(ggml_backend_cpu_buffer_type(), 1);
+    if (buffer == NULL) {
+        return NULL;
+    }
+    return ggml_x_tallocr_new_aligned(buffer, true, alignment);
+}
+
+ggml_allocr_t ggml_allocr_new(void * data, size_t size, size_t alignment) {
+    return ggml_x_allocr_wrap(ggml_tallocr_new(data, size, alignment));
+}
+
+ggml_allocr_t ggml_allocr_new_measure(size_t alignment) {
+    return ggml_x_allocr_wrap(ggml_tallocr_new_measure(alignment));
 }
 
 #ifdef GGML_USE_CPU_HBM
