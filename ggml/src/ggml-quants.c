@@ -1,4 +1,4 @@
-// ggml-quants.c - the quantized types of FORMATS.md: scalar quantizers (the simple types
+// ggml-quants.c - the quantized types of doc/gguf-and-quant-formats.md: scalar quantizers (the simple types
 // bit-exact to the reference formulas, the k-quants by a least-squares scale search),
 // dequantizers, reference dot products against the activation partner types and the public
 // ggml_quantize_* entry points. The core traits (ggml-types.c) point at the conversions; the CPU
@@ -32,7 +32,8 @@ static inline void ggml_x_store_u32le(uint8_t * p, uint32_t v) {
 }
 
 // =============================================================================================
-// 32-element block types: reference quantizers (bit-exact formulas of FORMATS.md)
+// 32-element block types: reference quantizers (bit-exact formulas of
+// doc/gguf-and-quant-formats.md §2)
 
 // signed value of largest magnitude (the first one on ties)
 static inline float ggml_x_signed_absmax(const float * x, int n, float * amax_out) {

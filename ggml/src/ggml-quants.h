@@ -1,4 +1,4 @@
-// ggml-quants.h - quantized block formats (FORMATS.md) and their kernels.
+// ggml-quants.h - quantized block formats (doc/gguf-and-quant-formats.md §2-3) and their kernels.
 //
 // The block structs below are the exact byte layouts of the formats (all fields little-endian).
 // ggml-quants.c holds the scalar kernels, which define correct behaviour; SIMD variants live in
@@ -63,7 +63,8 @@ typedef struct {
     float  s; // d * sum(qs)
     int8_t qs[QK8_1];
 } block_q8_1;
-// FORMATS.md lists 36 bytes but also d:f32, s:f32 (4 + 4 + 32 = 40): the reference block is 40 bytes
+// d:f32, s:f32 and 32 bytes: the reference block is 40 bytes, not the 36 some write-ups give
+// (doc/gguf-and-quant-formats.md §2)
 static_assert(sizeof(block_q8_1) == 40, "block_q8_1 size");
 
 typedef struct {
