@@ -1471,7 +1471,7 @@ extern "C" {
 
     //
     // training: backward-only ops, attention, loss, automatic differentiation, optimizers
-    // (ggml/src/ops/backward.c, ops/loss.c, ops/flash-attn.c, autodiff.c, opt.c)
+    // (ggml/src/ops/backward.c, ops/loss.c, ops/flash-attn.c, autodiff.c, cpu/opt.c)
     //
 
     // sum of the tiles of a that make up b's shape (the gradient of ggml_repeat)

@@ -20,6 +20,8 @@
 
 #include "../ggml-impl.h"
 #include "cpu/gemm.h"
+#include "ops.h"
+#include "traits.h"
 
 #define OUT_PROD_BLK 16
 
@@ -33,7 +35,7 @@ static bool out_prod_supports(const struct ggml_tensor * dst) {
         return false;
     }
     if (a->type != GGML_TYPE_F32) {
-        const ggml_type_traits_t * ta = ggml_x_type_traits(a->type);
+        const ggml_type_traits_t * ta = ggml_x_cpu_type_traits(a->type);
         if (ta->to_float == NULL || a->nb[0] != ta->type_size || a->ne[0] % ta->blck_size != 0) {
             return false;
         }
@@ -146,7 +148,7 @@ static void out_prod_rows(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int64_t nr = ne1 * ne2 * ne3;
 
     const bool a_direct = a->type == GGML_TYPE_F32 && a->nb[0] == sizeof(float);
-    const ggml_to_float_t to_float = a->type == GGML_TYPE_F32 ? NULL : ggml_x_type_traits(a->type)->to_float;
+    const ggml_to_float_t to_float = a->type == GGML_TYPE_F32 ? NULL : ggml_x_cpu_type_traits(a->type)->to_float;
 
     float * arow_buf = (float *) (((uintptr_t) cc->wdata + 63) & ~(uintptr_t) 63);
     arow_buf += (size_t) cc->ith * (size_t) (ne0 + 16);
