@@ -48,6 +48,9 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 		nBatch = 512
 	}
 	nBatch = min(nBatch, nCtx)
+	if pe := m.tensor("position_embd.weight"); pe != nil && int64(nCtx) > pe.Ne()[1] {
+		return nil, fmt.Errorf("llama: %s models have learned positions for %d tokens; create the Context with NCtx <= %d", m.HP.Arch, pe.Ne()[1], pe.Ne()[1])
+	}
 	typ := ggml.TypeF16
 	if opt.KVF32 {
 		typ = ggml.TypeF32
