@@ -52,7 +52,7 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 		return nil, fmt.Errorf("llama: %s models have learned positions for %d tokens; create the Context with NCtx <= %d", m.HP.Arch, pe.Ne()[1], pe.Ne()[1])
 	}
 	typ := ggml.TypeF16
-	if opt.KVF32 {
+	if opt.KVF32 || m.arch.encoder { // encoders keep K and V in F32, as llama.cpp (no cache)
 		typ = ggml.TypeF32
 	}
 	kv, err := newKVCache(m, nCtx, typ)
