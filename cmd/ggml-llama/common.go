@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/tokenizer"
 )
@@ -58,7 +59,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 
 // registerNoThreads registers the flags but -t.
 func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
-	fs.StringVar(&m.path, "m", "", "model file (GGUF, llama architecture; default: the embedded model trained on Go code)")
+	fs.StringVar(&m.path, "m", "", "model file (GGUF of a supported architecture; default: the embedded model trained on Go code)")
 	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
 	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend")
 }
@@ -135,6 +136,31 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// loadTokenizer reads only the tokenizer of the model of mf (the embedded default model when
+// -m is not given): any GGUF with tokenizer.ggml.* keys works, also a vocab-only file without
+// tensors. done removes the temporary copy of the embedded model.
+func (mf *modelFlags) loadTokenizer() (tok *tokenizer.Tokenizer, done func(), err error) {
+	path := mf.path
+	done = func() {}
+	if path == "" {
+		if path, done, err = writeDefaultModel(); err != nil {
+			return nil, nil, err
+		}
+		mf.path = defaultModelName
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		done()
+		return nil, nil, fmt.Errorf("not a readable GGUF file: %w", err)
+	}
+	defer f.Close()
+	if tok, err = tokenizer.FromGGUF(f); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return tok, done, nil
 }
 
 // progressBar returns a progress callback drawing a bar on w.

@@ -1,0 +1,88 @@
+//go:build cgo
+
+package llama
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// TestRandomArchitectures writes a random model of every architecture, loads it and checks
+// that a batch evaluation and a token-by-token one agree (the KV cache, positions and masks,
+// including sliding windows shorter than the input) and that encoders make embeddings.
+func TestRandomArchitectures(t *testing.T) {
+	start := ggml.LiveObjects()
+	for _, arch := range Architectures() {
+		t.Run(arch, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), arch+".gguf")
+			cfg := RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 3, NHeadKV: 2}
+			if arch == "llama" {
+				cfg.NExpert = 4
+			}
+			require.NoError(t, WriteRandomModel(path, cfg))
+			m, err := Load(path, Options{Threads: 2})
+			require.NoError(t, err)
+			defer m.Close()
+			assert.Equal(t, arch, m.HP.Arch)
+			assert.True(t, strings.HasPrefix(m.Description(), arch+" "), m.Description())
+			if m.HP.SlidingWindow > 0 {
+				m.HP.SlidingWindow = 3 // shorter than the input, to exercise the window
+			}
+			toks := []int32{1, 17, 42, 99, 5, 250, 7, 8}
+			c, err := m.NewContext(ContextOptions{NCtx: 64})
+			require.NoError(t, err)
+			defer c.Close()
+			if IsEncoder(arch) {
+				v, err := c.Embed(toks, EmbedOptions{Pooling: PoolingMean, Normalize: true})
+				require.NoError(t, err)
+				require.Len(t, v, 1)
+				var s float64
+				for _, x := range v[0] {
+					s += float64(x) * float64(x)
+				}
+				assert.InDelta(t, 1, s, 1e-4)
+				_, err = c.Eval(toks, false)
+				assert.ErrorContains(t, err, "encoder")
+				return
+			}
+			batch, err := c.Eval(toks, true)
+			require.NoError(t, err)
+			c.Reset()
+			nv := m.HP.NVocab
+			for i, tok := range toks {
+				row, err := c.Eval([]int32{tok}, false)
+				require.NoError(t, err)
+				var num, den float64
+				for j, x := range row {
+					d := float64(x - batch[i*nv+j])
+					num += d * d
+					den += float64(x) * float64(x)
+				}
+				require.False(t, math.IsNaN(num))
+				assert.Less(t, num/den, 1e-9, "token %d: one-by-one and batch logits differ", i)
+			}
+			hidden, err := c.Embed(toks[:3], EmbedOptions{Pooling: PoolingLast})
+			require.NoError(t, err)
+			assert.Len(t, hidden[0], m.HP.NEmbd)
+		})
+	}
+	assert.Equal(t, start, ggml.LiveObjects())
+}
+
+// TestUnsupportedArchitecture checks the error names the architecture and the supported ones.
+func TestUnsupportedArchitecture(t *testing.T) {
+	_, err := lookupArch("mamba")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"mamba"`)
+	for _, a := range []string{"llama", "qwen2", "qwen2moe", "phi3", "gemma2", "gpt2", "bert", "nomic-bert"} {
+		assert.Contains(t, err.Error(), a)
+	}
+}
