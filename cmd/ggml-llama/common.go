@@ -131,7 +131,7 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 		return nil, err
 	}
 	l.elapsed = time.Since(start)
-	if l.tok, err = tokenizer.FromGGUF(l.model.GGUF()); err != nil {
+	if l.tok, err = tokenizer.FromGGUF(l.model.GGUF()); err != nil && testPromptTokens == nil {
 		l.Close()
 		return nil, err
 	}
@@ -161,6 +161,20 @@ func (mf *modelFlags) loadTokenizer() (tok *tokenizer.Tokenizer, done func(), er
 		return nil, nil, err
 	}
 	return tok, done, nil
+}
+
+// testPromptTokens, when set by a test, replaces the tokenization of the prompts of logits and
+// embed, so that reference files can be run on their own tokens whatever the tokenizer package
+// does (and without one, for a vocabulary it does not read).
+var testPromptTokens func(prompt string) []int32
+
+// promptTokens tokenizes a prompt with BOS (or the vocabulary's special tokens) and special
+// tokens parsed.
+func (l *loaded) promptTokens(prompt string) []int32 {
+	if testPromptTokens != nil {
+		return testPromptTokens(prompt)
+	}
+	return l.tok.Tokenize(prompt, true, true)
 }
 
 // progressBar returns a progress callback drawing a bar on w.

@@ -63,7 +63,7 @@ func cmdEmbed(args []string) error {
 		return err
 	}
 	defer l.Close()
-	tokens := l.tok.Tokenize(*prompt, true, true)
+	tokens := l.promptTokens(*prompt)
 	if len(tokens) == 0 {
 		return errors.New("the prompt gives no tokens")
 	}
