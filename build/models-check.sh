@@ -32,11 +32,11 @@ tokfailed=""
 n=0
 key() { "$PYTHON" -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); sys.stdout.write(str(v) if v is not None else "")' "$1" "$2"; }
 
-# check REF CANDIDATE LABEL [--tok]: compares and reports; tokenizer-caused failures go to tokfailed
+# check REF CANDIDATE LABEL [--tok]: compares with $CMP and reports; tokenizer-caused failures go to tokfailed
 check() {
 	ref=$1 cand=$2 label=$3
 	shift 3
-	if "$PYTHON" "$(dirname "$ref")/compare.py" "$@" "$ref" "$cand" > "$OUT/$label.report" 2>&1; then
+	if "$PYTHON" "$CMP" "$@" "$ref" "$cand" > "$OUT/$label.report" 2>&1; then
 		echo "PASS $label: $(grep -E '^(nmse_max|nmse_mean|nmse_top20_max|greedy_common_prefix|cos_min|tok_nmse_max|checks|exact):' "$OUT/$label.report" | tr '\n' ' ')"
 	elif [ "${1:-}" = "--tok" ] || grep -qiE '^tokens_match: False|tokens differ|token mismatch' "$OUT/$label.report"; then
 		echo "TOKENIZER-FAIL $label: $(grep -E '^(exact|checks|tokens_match|fail[a-z_]*):' "$OUT/$label.report" | head -3 | tr '\n' ' ')"
@@ -61,6 +61,7 @@ logits() {
 }
 
 if [ "${ARCH_ONLY:-0}" != 1 ]; then
+	CMP="$MODELS/compare.py"
 	for ref in "$MODELS"/public-*.ref.*.json; do
 		base=$(basename "$ref" .json) # public-f16.ref.hello
 		logits "$ref" "$MODELS/${base%%.ref.*}.gguf" "$base"
@@ -70,6 +71,7 @@ if [ "${ARCH_ONLY:-0}" != 1 ]; then
 fi
 
 if [ -d "$ARCH" ]; then
+	CMP="$ARCH/compare.py"
 	for ref in "$ARCH"/*.ref.*.json; do
 		base=$(basename "$ref" .json) # qwen2-f16.ref.hello
 		model="$ARCH/$(key "$ref" model)"
