@@ -415,6 +415,22 @@ func Load(path string, opt Options) (*Model, error) {
 	if m.tokEmbd == nil {
 		return nil, errors.New("llama: internal error: token_embd.weight was not loaded")
 	}
+	if m.output == nil && repack && !a.encoder && !onOffload("output.weight") {
+		// tied output: the token embeddings are read by GET_ROWS, which the repacked layout
+		// does not serve, and by the output MUL_MAT, the largest mat-vec of a step; a second,
+		// repacked copy keeps that product on the fast kernels (the cost: the matrix's size)
+		if ti, _ := f.Tensor("token_embd.weight"); repackable(gguf.TensorInfo{Name: "output.weight", Type: ti.Type, Shape: ti.Shape}) {
+			w, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
+				BufferType: ggml.CPURepackBufferType(),
+				Select:     func(t gguf.TensorInfo) bool { return t.Name == "token_embd.weight" },
+			})
+			if err != nil {
+				return nil, err
+			}
+			m.weights = append(m.weights, w)
+			m.output = w.Tensor("token_embd.weight")
+		}
+	}
 	ok = true
 	return m, nil
 }

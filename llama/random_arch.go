@@ -26,6 +26,9 @@ func randomArchModel(c RandomConfig) ([]KV, []randomTensor, error) {
 	if c.NVocab < 300 {
 		return nil, nil, fmt.Errorf("llama: random model vocabulary must have at least 300 tokens, not %d", c.NVocab)
 	}
+	if c.Arch == "gpt2" || c.Arch == "bert" {
+		c.ContextLength = max(c.ContextLength, 1024) // learned positions bound the context
+	}
 	p := c.Arch + "."
 	h := HParams{Arch: c.Arch, Name: "random-" + c.Arch, FileType: int(FileTypeOf(c.Type)), ContextLength: c.ContextLength,
 		NEmbd: c.NEmbd, NLayer: c.NLayer, NFF: c.NFF, NHead: c.NHead, NHeadKV: c.NHeadKV, NormEps: c.NormEps,
