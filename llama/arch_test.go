@@ -13,6 +13,7 @@ import (
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/testbackend"
 )
 
 // TestRandomArchitectures writes a random model of every architecture, loads it and checks
@@ -85,4 +86,44 @@ func TestUnsupportedArchitecture(t *testing.T) {
 	for _, a := range []string{"llama", "qwen2", "qwen2moe", "phi3", "gemma2", "gpt2", "bert", "nomic-bert"} {
 		assert.Contains(t, err.Error(), a)
 	}
+}
+
+// Offloading every layer of a model of each architecture to another backend (the Test
+// backend) through the scheduler gives the CPU's logits (RoPE with factors, sliding-window
+// masks, experts, soft-caps and tied outputs included).
+func TestArchOffloadThroughScheduler(t *testing.T) {
+	start := ggml.LiveObjects()
+	test, err := testbackend.New(1)
+	require.NoError(t, err)
+	for _, arch := range Architectures() {
+		if IsEncoder(arch) {
+			continue
+		}
+		t.Run(arch, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), arch+".gguf")
+			cfg := RandomConfig{Arch: arch, Type: gguf.TypeF16, Seed: 5, NHeadKV: 2}
+			if arch == "llama" {
+				cfg.NExpert = 4
+			}
+			require.NoError(t, WriteRandomModel(path, cfg))
+			toks := []int32{1, 50, 60, 70, 80}
+			var runs [2]*GreedyRun
+			for i, opt := range []Options{{Threads: 2}, {Threads: 2, Offload: test, GPULayers: 99}} {
+				m, err := Load(path, opt)
+				require.NoError(t, err)
+				c, err := m.NewContext(ContextOptions{NCtx: 64})
+				require.NoError(t, err)
+				runs[i], err = c.RunGreedy(toks, 4)
+				c.Close()
+				m.Close()
+				require.NoError(t, err)
+			}
+			assert.Equal(t, runs[0].Generated, runs[1].Generated)
+			for r := range runs[0].Rows {
+				assert.InDeltaSlice(t, runs[0].Rows[r], runs[1].Rows[r], 1e-3, "row %d", r)
+			}
+		})
+	}
+	test.Close()
+	assert.Equal(t, start, ggml.LiveObjects())
 }
