@@ -423,8 +423,8 @@ func (*Backend) Alignment() (r0 uint64) {
 // AllocBuffer allocates a buffer of the default buffer type (ggml_backend_alloc_buffer).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Backend) AllocBuffer(size uint64) (r0 *Buffer, r1 error) {
-	r1 = noCgo("Backend.AllocBuffer")
+func (*Backend) AllocBuffer(size uint64) (r0 *Buffer, err error) {
+	err = noCgo("Backend.AllocBuffer")
 	return
 }
 
@@ -457,8 +457,8 @@ func (*Backend) Synchronize() {
 // synchronous copy (ggml_backend_tensor_copy_async). Call Synchronize before reading dst.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Backend) CopyTensorAsync(src, dst *Tensor) (r0 error) {
-	r0 = noCgo("Backend.CopyTensorAsync")
+func (*Backend) CopyTensorAsync(src, dst *Tensor) (err error) {
+	err = noCgo("Backend.CopyTensorAsync")
 	return
 }
 
@@ -466,8 +466,8 @@ func (*Backend) CopyTensorAsync(src, dst *Tensor) (r0 error) {
 // in any backend buffer (ggml_backend_tensor_copy).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func CopyTensor(src, dst *Tensor) (r0 error) {
-	r0 = noCgo("CopyTensor")
+func CopyTensor(src, dst *Tensor) (err error) {
+	err = noCgo("CopyTensor")
 	return
 }
 
@@ -568,8 +568,8 @@ func (*BufferType) IsHost() (r0 bool) {
 // AllocBuffer allocates a buffer of this type (ggml_backend_buft_alloc_buffer).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*BufferType) AllocBuffer(size uint64) (r0 *Buffer, r1 error) {
-	r1 = noCgo("BufferType.AllocBuffer")
+func (*BufferType) AllocBuffer(size uint64) (r0 *Buffer, err error) {
+	err = noCgo("BufferType.AllocBuffer")
 	return
 }
 
@@ -662,8 +662,8 @@ func (*Buffer) Type() (r0 *BufferType) {
 // (ggml_backend_buffer_init_tensor).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Buffer) InitTensor(t *Tensor) (r0 error) {
-	r0 = noCgo("Buffer.InitTensor")
+func (*Buffer) InitTensor(t *Tensor) (err error) {
+	err = noCgo("Buffer.InitTensor")
 	return
 }
 
@@ -671,8 +671,8 @@ func (*Buffer) InitTensor(t *Tensor) (r0 error) {
 // (ggml_backend_tensor_alloc). The buffer is kept alive as long as t's context.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Buffer) PlaceTensor(t *Tensor, off uint64) (r0 error) {
-	r0 = noCgo("Buffer.PlaceTensor")
+func (*Buffer) PlaceTensor(t *Tensor, off uint64) (err error) {
+	err = noCgo("Buffer.PlaceTensor")
 	return
 }
 
@@ -680,8 +680,8 @@ func (*Buffer) PlaceTensor(t *Tensor, off uint64) (r0 error) {
 // (ggml_backend_view_init).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Buffer) InitView(t *Tensor) (r0 error) {
-	r0 = noCgo("Buffer.InitView")
+func (*Buffer) InitView(t *Tensor) (err error) {
+	err = noCgo("Buffer.InitView")
 	return
 }
 
@@ -691,8 +691,8 @@ func (*Buffer) InitView(t *Tensor) (r0 error) {
 // lifetime decide). It returns an error when there is nothing to allocate or allocation fails.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func AllocContextTensors(ctx *Context, b *Backend) (r0 *Buffer, r1 error) {
-	r1 = noCgo("AllocContextTensors")
+func AllocContextTensors(ctx *Context, b *Backend) (r0 *Buffer, err error) {
+	err = noCgo("AllocContextTensors")
 	return
 }
 
@@ -700,8 +700,8 @@ func AllocContextTensors(ctx *Context, b *Backend) (r0 *Buffer, r1 error) {
 // (ggml_backend_alloc_ctx_tensors_from_buft).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (r0 *Buffer, r1 error) {
-	r1 = noCgo("AllocContextTensorsFromBufferType")
+func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (r0 *Buffer, err error) {
+	err = noCgo("AllocContextTensorsFromBufferType")
 	return
 }
 
@@ -709,8 +709,8 @@ func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (r0 *Buffer
 // (ggml_tallocr_new_from_buffer). buf must stay open while the allocator is used.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTensorAllocator(buf *Buffer) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewTensorAllocator")
+func NewTensorAllocator(buf *Buffer) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewTensorAllocator")
 	return
 }
 
@@ -718,8 +718,8 @@ func NewTensorAllocator(buf *Buffer) (r0 *TensorAllocator, r1 error) {
 // and size (ggml_tallocr_new_from_buft); the buffer is freed with the allocator.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewTensorAllocatorFromBufferType")
+func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewTensorAllocatorFromBufferType")
 	return
 }
 
@@ -727,8 +727,8 @@ func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (r0 *TensorAl
 // default type (ggml_tallocr_new_from_backend); the buffer is freed with the allocator.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTensorAllocatorFromBackend(b *Backend, size uint64) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewTensorAllocatorFromBackend")
+func NewTensorAllocatorFromBackend(b *Backend, size uint64) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewTensorAllocatorFromBackend")
 	return
 }
 
@@ -745,8 +745,8 @@ func NewMeasureAllocator(alignment uint64) (r0 *TensorAllocator, r1 error) {
 // (ggml_tallocr_new_measure_from_buft).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewMeasureAllocatorFromBufferType(bt *BufferType) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewMeasureAllocatorFromBufferType")
+func NewMeasureAllocatorFromBufferType(bt *BufferType) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewMeasureAllocatorFromBufferType")
 	return
 }
 
@@ -754,8 +754,8 @@ func NewMeasureAllocatorFromBufferType(bt *BufferType) (r0 *TensorAllocator, r1 
 // type (ggml_tallocr_new_measure_from_backend).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewMeasureAllocatorFromBackend(b *Backend) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewMeasureAllocatorFromBackend")
+func NewMeasureAllocatorFromBackend(b *Backend) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewMeasureAllocatorFromBackend")
 	return
 }
 
@@ -772,8 +772,8 @@ func (*TensorAllocator) Close() (r0 error) {
 // t needs: t gets no memory and can be allocated for real later.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*TensorAllocator) Alloc(t *Tensor) (r0 error) {
-	r0 = noCgo("TensorAllocator.Alloc")
+func (*TensorAllocator) Alloc(t *Tensor) (err error) {
+	err = noCgo("TensorAllocator.Alloc")
 	return
 }
 
@@ -829,8 +829,8 @@ func (*GraphAllocator) Close() (r0 error) {
 // memory).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (r0 uint64, r1 error) {
-	r1 = noCgo("GraphAllocator.AllocGraph")
+func (*GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (r0 uint64, err error) {
+	err = noCgo("GraphAllocator.AllocGraph")
 	return
 }
 
@@ -878,8 +878,8 @@ func (*Scheduler) ComputeContext(ctx context.Context, g *Graph) (r0 error) {
 // Close it when done: its graph, tensors and buffer are freed together.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewGraphCopy(b *Backend, g *Graph) (r0 *GraphCopy, r1 error) {
-	r1 = noCgo("NewGraphCopy")
+func NewGraphCopy(b *Backend, g *Graph) (r0 *GraphCopy, err error) {
+	err = noCgo("NewGraphCopy")
 	return
 }
 
@@ -912,8 +912,8 @@ func (*GraphCopy) Close() (r0 error) {
 // or a compute fails or fn panics.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) bool) (r0 error) {
-	r0 = noCgo("CompareBackends")
+func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) bool) (err error) {
+	err = noCgo("CompareBackends")
 	return
 }
 
@@ -1514,8 +1514,8 @@ func (*Graph) View(i0, i1 int) (r0 *Graph) {
 // ggml_graph_print).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Graph) Print(w io.Writer) (r0 error) {
-	r0 = noCgo("Graph.Print")
+func (*Graph) Print(w io.Writer) (err error) {
+	err = noCgo("Graph.Print")
 	return
 }
 
@@ -2426,8 +2426,8 @@ func (*Optimizer) LossAfter() (r0 float32) {
 // MinimizeGraphs to bring your own). The params are updated in place.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, r1 error) {
-	r1 = noCgo("Optimizer.Minimize")
+func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, err error) {
+	err = noCgo("Optimizer.Minimize")
 	return
 }
 
@@ -2436,8 +2436,8 @@ func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, r1 error) {
 // OptCancel and the line search results are outcomes, not errors.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (r0 OptResult, r1 error) {
-	r1 = noCgo("Optimizer.MinimizeGraphs")
+func (*Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (r0 OptResult, err error) {
+	err = noCgo("Optimizer.MinimizeGraphs")
 	return
 }
 
@@ -2454,8 +2454,8 @@ func (*Optimizer) Close() (r0 error) {
 // separately. Before the first Minimize there is no state and it returns an error.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) MarshalBinary() (r0 []byte, r1 error) {
-	r1 = noCgo("Optimizer.MarshalBinary")
+func (*Optimizer) MarshalBinary() (r0 []byte, err error) {
+	err = noCgo("Optimizer.MarshalBinary")
 	return
 }
 
@@ -2464,8 +2464,8 @@ func (*Optimizer) MarshalBinary() (r0 []byte, r1 error) {
 // the saved iteration, given a function of the same number of parameter elements.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) UnmarshalBinary(data []byte) (r0 error) {
-	r0 = noCgo("Optimizer.UnmarshalBinary")
+func (*Optimizer) UnmarshalBinary(data []byte) (err error) {
+	err = noCgo("Optimizer.UnmarshalBinary")
 	return
 }
 
@@ -2547,8 +2547,8 @@ func (*Context) RopeExt(a, b, factors *Tensor, p RopeParams) (r0 *Tensor) {
 // of the graphs it will compute (<= 0: DefaultGraphSize).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int) (r0 *Scheduler, r1 error) {
-	r1 = noCgo("NewScheduler")
+func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int) (r0 *Scheduler, err error) {
+	err = noCgo("NewScheduler")
 	return
 }
 
@@ -3023,8 +3023,8 @@ func WithTraceLog(w io.Writer) (r0 TraceOption) {
 // open while the tracing type and its buffers are used). Its name is "Trace(<inner name>)".
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTracingBufferType(inner *BufferType, opts ...TraceOption) (r0 *TracingBufferType, r1 error) {
-	r1 = noCgo("NewTracingBufferType")
+func NewTracingBufferType(inner *BufferType, opts ...TraceOption) (r0 *TracingBufferType, err error) {
+	err = noCgo("NewTracingBufferType")
 	return
 }
 
@@ -3087,7 +3087,7 @@ func (Type) Valid() (r0 bool) {
 // It returns an error when t is not a view or the view would reach past the end of its source.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Tensor) SetViewOffset(off uint64) (r0 error) {
-	r0 = noCgo("Tensor.SetViewOffset")
+func (*Tensor) SetViewOffset(off uint64) (err error) {
+	err = noCgo("Tensor.SetViewOffset")
 	return
 }

@@ -19,3 +19,5 @@
 // or F32 KV cache, one sequence per Context, the last layers offloaded to a second backend
 // through a Scheduler. Not supported yet: several sequences in one Context.
 package llama
+
+//go:generate go run ../build/genops -stubs-only .
