@@ -104,5 +104,14 @@ func (s specList) has(name string) bool {
 	return slices.ContainsFunc(s, func(x spec) bool { return x.name == name })
 }
 
+// attnWidths returns the output widths of the query, key and value projections and the
+// input width of the attention output matrix: head sizes (key_length, value_length) times
+// head counts, which are n_embd, n_embd_gqa, n_embd_gqa and n_embd unless the file sets the
+// head sizes.
+func attnWidths(h HParams) (q, k, v, o int64) {
+	hd, hdv, nh, nhkv := int64(h.HeadDim()), int64(h.headDimV()), int64(h.NHead), int64(h.NHeadKV)
+	return hd * nh, hd * nhkv, hdv * nhkv, hdv * nh
+}
+
 // blk returns the name of a block tensor.
 func blk(i int, suffix string) string { return fmt.Sprintf("blk.%d.%s", i, suffix) }

@@ -21,7 +21,8 @@ func init() {
 
 func gemma2Tensors(h HParams) []spec {
 	e, v := int64(h.NEmbd), int64(h.NVocab)
-	qw, kw, vw, ff := int64(h.HeadDim()*h.NHead), int64(h.NEmbdGQA()), int64(h.nEmbdVGQA()), int64(h.NFF)
+	qw, kw, vw, ow := attnWidths(h)
+	ff := int64(h.NFF)
 	var s specList
 	s.mat("token_embd.weight", e, v)
 	s.vec("output_norm.weight", e)
@@ -30,7 +31,7 @@ func gemma2Tensors(h HParams) []spec {
 		s.mat(blk(i, "attn_q.weight"), e, qw)
 		s.mat(blk(i, "attn_k.weight"), e, kw)
 		s.mat(blk(i, "attn_v.weight"), e, vw)
-		s.mat(blk(i, "attn_output.weight"), int64(h.headDimV()*h.NHead), e)
+		s.mat(blk(i, "attn_output.weight"), ow, e)
 		s.vec(blk(i, "post_attention_norm.weight"), e)
 		s.vec(blk(i, "ffn_norm.weight"), e)
 		s.mat(blk(i, "ffn_gate.weight"), e, ff)

@@ -18,7 +18,8 @@ func init() {
 }
 
 func llamaTensors(h HParams) []spec {
-	e, gqa, ff, v := int64(h.NEmbd), int64(h.NEmbdGQA()), int64(h.NFF), int64(h.NVocab)
+	e, ff, v := int64(h.NEmbd), int64(h.NFF), int64(h.NVocab)
+	qw, kw, vw, ow := attnWidths(h)
 	var s specList
 	s.mat("token_embd.weight", e, v)
 	s.vec("output_norm.weight", e)
@@ -26,13 +27,13 @@ func llamaTensors(h HParams) []spec {
 	s.optVec("rope_freqs.weight", int64(h.NRot/2))
 	for i := 0; i < h.NLayer; i++ {
 		s.vec(blk(i, "attn_norm.weight"), e)
-		s.mat(blk(i, "attn_q.weight"), e, e)
-		s.mat(blk(i, "attn_k.weight"), e, gqa)
-		s.mat(blk(i, "attn_v.weight"), e, gqa)
-		s.mat(blk(i, "attn_output.weight"), e, e)
-		s.optVec(blk(i, "attn_q.bias"), e)
-		s.optVec(blk(i, "attn_k.bias"), gqa)
-		s.optVec(blk(i, "attn_v.bias"), gqa)
+		s.mat(blk(i, "attn_q.weight"), e, qw)
+		s.mat(blk(i, "attn_k.weight"), e, kw)
+		s.mat(blk(i, "attn_v.weight"), e, vw)
+		s.mat(blk(i, "attn_output.weight"), ow, e)
+		s.optVec(blk(i, "attn_q.bias"), qw)
+		s.optVec(blk(i, "attn_k.bias"), kw)
+		s.optVec(blk(i, "attn_v.bias"), vw)
 		s.optVec(blk(i, "attn_output.bias"), e)
 		s.vec(blk(i, "ffn_norm.weight"), e)
 		if h.NExpert > 0 {

@@ -17,7 +17,8 @@ func init() {
 }
 
 func phi3Tensors(h HParams) []spec {
-	e, gqa, ff, v := int64(h.NEmbd), int64(h.NEmbdGQA()), int64(h.NFF), int64(h.NVocab)
+	e, ff, v := int64(h.NEmbd), int64(h.NFF), int64(h.NVocab)
+	qw, kw, vw, ow := attnWidths(h)
 	var s specList
 	s.mat("token_embd.weight", e, v)
 	s.vec("output_norm.weight", e)
@@ -26,8 +27,8 @@ func phi3Tensors(h HParams) []spec {
 	s.optVec("rope_factors_short.weight", int64(h.NRot/2))
 	for i := 0; i < h.NLayer; i++ {
 		s.vec(blk(i, "attn_norm.weight"), e)
-		s.mat(blk(i, "attn_qkv.weight"), e, e+2*gqa)
-		s.mat(blk(i, "attn_output.weight"), e, e)
+		s.mat(blk(i, "attn_qkv.weight"), e, qw+kw+vw)
+		s.mat(blk(i, "attn_output.weight"), ow, e)
 		s.vec(blk(i, "ffn_norm.weight"), e)
 		s.mat(blk(i, "ffn_up.weight"), e, 2*ff)
 		s.mat(blk(i, "ffn_down.weight"), ff, e)

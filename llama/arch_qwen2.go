@@ -30,20 +30,21 @@ func init() {
 }
 
 func qwen2Tensors(h HParams) []spec {
-	e, gqa, ff, v := int64(h.NEmbd), int64(h.NEmbdGQA()), int64(h.NFF), int64(h.NVocab)
+	e, ff, v := int64(h.NEmbd), int64(h.NFF), int64(h.NVocab)
+	qw, kw, vw, ow := attnWidths(h)
 	var s specList
 	s.mat("token_embd.weight", e, v)
 	s.vec("output_norm.weight", e)
 	s.optMat("output.weight", e, v)
 	for i := 0; i < h.NLayer; i++ {
 		s.vec(blk(i, "attn_norm.weight"), e)
-		s.mat(blk(i, "attn_q.weight"), e, e)
-		s.mat(blk(i, "attn_k.weight"), e, gqa)
-		s.mat(blk(i, "attn_v.weight"), e, gqa)
-		s.vec(blk(i, "attn_q.bias"), e)
-		s.vec(blk(i, "attn_k.bias"), gqa)
-		s.vec(blk(i, "attn_v.bias"), gqa)
-		s.mat(blk(i, "attn_output.weight"), e, e)
+		s.mat(blk(i, "attn_q.weight"), e, qw)
+		s.mat(blk(i, "attn_k.weight"), e, kw)
+		s.mat(blk(i, "attn_v.weight"), e, vw)
+		s.vec(blk(i, "attn_q.bias"), qw)
+		s.vec(blk(i, "attn_k.bias"), kw)
+		s.vec(blk(i, "attn_v.bias"), vw)
+		s.mat(blk(i, "attn_output.weight"), ow, e)
 		s.vec(blk(i, "ffn_norm.weight"), e)
 		if h.NExpert == 0 {
 			s.mat(blk(i, "ffn_gate.weight"), e, ff)

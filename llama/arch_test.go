@@ -21,11 +21,14 @@ import (
 // including sliding windows shorter than the input) and that encoders make embeddings.
 func TestRandomArchitectures(t *testing.T) {
 	start := ggml.LiveObjects()
-	for _, arch := range Architectures() {
-		t.Run(arch, func(t *testing.T) {
+	for _, name := range append(Architectures(), "llama+headdim", "qwen2+headdim") {
+		t.Run(name, func(t *testing.T) {
+			arch, headDim, _ := strings.Cut(name, "+")
 			path := filepath.Join(t.TempDir(), arch+".gguf")
 			cfg := RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 3, NHeadKV: 2}
-			if arch == "llama" {
+			if headDim != "" {
+				cfg.HeadDim = 24 // not n_embd/n_head (Mistral Nemo-style)
+			} else if arch == "llama" {
 				cfg.NExpert = 4
 			}
 			require.NoError(t, WriteRandomModel(path, cfg))

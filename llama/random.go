@@ -32,6 +32,9 @@ type RandomConfig struct {
 	Arch string
 	// NExpert, for llama, makes a Mixtral-style model with this many experts (2 used).
 	NExpert int
+	// HeadDim, when set, is the head size (attention.key_length and value_length) instead of
+	// NEmbd/NHead (architectures other than plain llama, and llama with NExpert or HeadDim).
+	HeadDim int
 }
 
 // TinyLlamaConfig returns the shape of TinyLlama-1.1B with matrices of type typ, for speed
@@ -249,7 +252,7 @@ func writeModel(path string, kvs []KV, ts []randomTensor) error {
 // benchmarks.
 func WriteRandomModel(path string, c RandomConfig) error {
 	randomModel := randomModel
-	if (c.Arch != "" && c.Arch != "llama") || c.NExpert > 0 {
+	if (c.Arch != "" && c.Arch != "llama") || c.NExpert > 0 || c.HeadDim > 0 {
 		if c.Arch == "" {
 			c.Arch = "llama"
 		}

@@ -46,8 +46,12 @@ func randomArchModel(c RandomConfig) ([]KV, []randomTensor, error) {
 	} else {
 		kvs = append(kvs, KV{p + "attention.layer_norm_rms_epsilon", h.NormEps})
 	}
+	if c.HeadDim > 0 {
+		h.HeadDimK, h.HeadDimV = c.HeadDim, c.HeadDim
+		kvs = append(kvs, KV{p + "attention.key_length", uint32(c.HeadDim)}, KV{p + "attention.value_length", uint32(c.HeadDim)})
+	}
 	if a.ropeType != RopeNone {
-		h.NRot = c.NEmbd / c.NHead
+		h.NRot = h.HeadDim()
 		kvs = append(kvs, KV{p + "rope.dimension_count", uint32(h.NRot)})
 	}
 	switch c.Arch {

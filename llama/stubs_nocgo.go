@@ -147,6 +147,9 @@ type RandomConfig struct {
 	Arch string
 	// NExpert, for llama, makes a Mixtral-style model with this many experts (2 used).
 	NExpert int
+	// HeadDim, when set, is the head size (attention.key_length and value_length) instead of
+	// NEmbd/NHead (architectures other than plain llama, and llama with NExpert or HeadDim).
+	HeadDim int
 }
 
 // Architectures returns the general.architecture values this package runs, sorted.
