@@ -14,8 +14,9 @@ import (
 // tensor is a graph node or weight.
 type tensor = ggml.Tensor
 
-// maxExperts is the most experts a mixture-of-experts layer may have: this ggml's
-// MUL_MAT_ID takes the experts as separate sources (GGML_MAX_SRC - 2 of them).
+// maxExperts is the most experts one MUL_MAT_ID node takes: this ggml's MUL_MAT_ID takes
+// the experts as separate sources (GGML_MAX_SRC - 2 of them). Layers with more experts are
+// computed in groups (builder.moe).
 const maxExperts = 8
 
 // architecture is what one model family adds to the runner core: how to read its own

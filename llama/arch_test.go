@@ -4,6 +4,7 @@ package llama
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/testbackend"
+	"github.com/ggml-go/ggml/llama/internal/refcmp"
 )
 
 // TestRandomArchitectures writes a random model of every architecture, loads it and checks
@@ -21,14 +23,17 @@ import (
 // including sliding windows shorter than the input) and that encoders make embeddings.
 func TestRandomArchitectures(t *testing.T) {
 	start := ggml.LiveObjects()
-	for _, name := range append(Architectures(), "llama+headdim", "qwen2+headdim") {
+	for _, name := range append(Architectures(), "llama+headdim", "qwen2+headdim", "llama+experts12") {
 		t.Run(name, func(t *testing.T) {
-			arch, headDim, _ := strings.Cut(name, "+")
+			arch, variant, _ := strings.Cut(name, "+")
 			path := filepath.Join(t.TempDir(), arch+".gguf")
 			cfg := RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 3, NHeadKV: 2}
-			if headDim != "" {
+			switch {
+			case variant == "experts12":
+				cfg.NExpert = 12 // more than one MUL_MAT_ID node takes: grouped
+			case variant != "":
 				cfg.HeadDim = 24 // not n_embd/n_head (Mistral Nemo-style)
-			} else if arch == "llama" {
+			case arch == "llama":
 				cfg.NExpert = 4
 			}
 			require.NoError(t, WriteRandomModel(path, cfg))
@@ -129,4 +134,35 @@ func TestArchOffloadThroughScheduler(t *testing.T) {
 	}
 	test.Close()
 	assert.Equal(t, start, ggml.LiveObjects())
+}
+
+// The grouped expert path (layers with more experts than one MUL_MAT_ID node takes) must
+// compute what the single-node path computes: with groups of 2 and 3, the MoE references of
+// shared/models/arch (4 experts, top 2, renormalized or not) still pass.
+func TestMoEGroups(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "models", "arch")
+	if _, err := os.Stat(filepath.Join(dir, "mixtral-f16.gguf")); err != nil {
+		t.Skip("shared/models/arch not found")
+	}
+	defer func(g int) { moeGroupSize = g }(moeGroupSize)
+	for _, g := range []int{2, 3} {
+		moeGroupSize = g
+		for _, name := range []string{"mixtral-f16", "qwen2moe-f16", "mixtral-q8_0"} {
+			m, err := Load(filepath.Join(dir, name+".gguf"), Options{Threads: 2})
+			require.NoError(t, err)
+			for _, prompt := range []string{"fox", "long"} {
+				ref, err := refcmp.LoadRef(filepath.Join(dir, name+".ref."+prompt+".json"))
+				require.NoError(t, err)
+				c, err := m.NewContext(ContextOptions{NCtx: 512})
+				require.NoError(t, err)
+				run, err := c.RunGreedy(ref.Tokens, len(ref.Generated))
+				c.Close()
+				require.NoError(t, err)
+				rep := refcmp.Compare(ref, ref.Tokens, run.Generated, run.Rows, ref.ArchProfile())
+				t.Logf("groups of %d, %s %s: %s", g, name, prompt, rep)
+				assert.True(t, rep.Pass(), "groups of %d, %s %s: %s", g, name, prompt, rep)
+			}
+			m.Close()
+		}
+	}
 }

@@ -186,6 +186,10 @@ func (b *builder) expertViews(t *tensor) []*tensor {
 	return vs
 }
 
+// moeGroupSize is the most experts one MUL_MAT_ID node takes (this ggml passes them as
+// separate sources); layers with more experts are computed in groups (tests lower it).
+var moeGroupSize = maxExperts
+
 // moe is a mixture-of-experts FFN: the router's softmax over the experts, the top
 // n_expert_used of them per token (renormalized to sum 1 when normalize), each expert's
 // gated FFN act(gate·x) * (up·x) then down, weighted and summed.
@@ -193,18 +197,54 @@ func (b *builder) moe(l *layer, cur *tensor, a activation, normalize bool) *tens
 	ctx, h, n := b.ctx, b.h, b.n
 	nExp, k := int64(h.NExpert), h.NExpertUsed
 	probs := ctx.SoftMax(ctx.MulMat(l.gateInp, cur)) // [n_expert, n]
-	selected := ctx.TopK(probs, k)                   // I32 [k, n]
+	selected := ctx.TopK(probs, k)                   // I32 [k, n], best first
 	weights := ctx.GetRows(ctx.Reshape3D(probs, 1, nExp, n), selected)
 	weights = ctx.Reshape2D(weights, int64(k), n) // [k, n]
+	var sum *tensor
 	if normalize {
-		weights = ctx.Div(weights, ctx.SumRows(weights))
+		sum = ctx.SumRows(weights)
 	}
 	ups, gates, downs := b.expertViews(l.upExps), b.expertViews(l.gateExps), b.expertViews(l.downExps)
+	if int(nExp) <= moeGroupSize {
+		if normalize {
+			weights = ctx.Div(weights, sum)
+		}
+		return b.experts(ups, gates, downs, selected, weights, k, cur, a)
+	}
+	// More experts than one MUL_MAT_ID takes: per group of experts, the group's own top
+	// min(k, group) experts, weighted by their probability where it reaches the token's k-th
+	// largest one (they are then among the token's top k), else by 0.
+	kth := ctx.Cont(ctx.View2D(weights, 1, n, weights.Nb()[1], uint64(k-1)*uint64(ggml.TypeF32.Size())))
+	var out *tensor
+	for g0 := 0; g0 < int(nExp); g0 += moeGroupSize {
+		ng := min(moeGroupSize, int(nExp)-g0)
+		gp := ctx.Cont(ctx.View2D(probs, int64(ng), n, probs.Nb()[1], uint64(g0)*uint64(ggml.TypeF32.Size())))
+		kk := min(k, ng)
+		local := ctx.TopK(gp, kk)
+		w := ctx.Reshape2D(ctx.GetRows(ctx.Reshape3D(gp, 1, int64(ng), n), local), int64(kk), n)
+		w = ctx.Sub(w, ctx.Mul(w, ctx.Step(ctx.Neg(ctx.Sub(w, kth))))) // 0 below the k-th
+		if normalize {
+			w = ctx.Div(w, sum)
+		}
+		y := b.experts(ups[g0:g0+ng], gates[g0:g0+ng], downs[g0:g0+ng], local, w, kk, cur, a)
+		if out == nil {
+			out = y
+		} else {
+			out = ctx.Add(out, y)
+		}
+	}
+	return out
+}
+
+// experts sums, over the k slots of ids ([k, n]: per token, indexes into the expert lists),
+// the slot's expert FFN of cur weighted by weights ([k, n]).
+func (b *builder) experts(ups, gates, downs []*tensor, ids, weights *tensor, k int, cur *tensor, a activation) *tensor {
+	ctx, n := b.ctx, b.n
 	var out *tensor
 	for i := 0; i < k; i++ {
-		up := ctx.MulMatID(ups, selected, i, cur)
-		gate := ctx.MulMatID(gates, selected, i, cur)
-		y := ctx.MulMatID(downs, selected, i, ctx.Mul(b.act(gate, a), up)) // [n_embd, n]
+		up := ctx.MulMatID(ups, ids, i, cur)
+		gate := ctx.MulMatID(gates, ids, i, cur)
+		y := ctx.MulMatID(downs, ids, i, ctx.Mul(b.act(gate, a), up)) // [n_embd, n]
 		w := ctx.View2D(weights, 1, n, weights.Nb()[1], uint64(i)*uint64(ggml.TypeF32.Size()))
 		y = ctx.Mul(y, w)
 		if out == nil {

@@ -14,7 +14,7 @@
 //	logits, err := c.Eval(tokens, false) // logits of the last token
 //
 // Supported: GQA, rope scaling none/linear/YaRN and frequency factors, attention biases,
-// sliding windows and soft-caps, mixture-of-experts layers of up to 8 experts, encoders with
+// sliding windows and soft-caps, mixture-of-experts layers (in groups of 8 experts beyond 8), encoders with
 // mean/CLS pooling; weights in f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0 and q2_K to q6_K, an F16
 // or F32 KV cache, one sequence per Context, the last layers offloaded to a second backend
 // through a Scheduler. Not supported yet: several sequences in one Context.

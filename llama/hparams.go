@@ -324,9 +324,6 @@ func ReadHParams(f *gguf.File) (HParams, error) {
 		if h.NExpertUsed < 1 || h.NExpertUsed > h.NExpert {
 			return HParams{}, fmt.Errorf("llama: %s.expert_used_count is %d; it must be in 1..%s.expert_count (%d)", archName, h.NExpertUsed, archName, h.NExpert)
 		}
-		if h.NExpert > maxExperts {
-			return HParams{}, fmt.Errorf("llama: %s.expert_count is %d; this runner supports at most %d experts", archName, h.NExpert, maxExperts)
-		}
 	}
 	if h.Pooling < PoolingNone || h.Pooling > PoolingLast {
 		return HParams{}, fmt.Errorf("llama: %s.pooling_type is %d; supported: 0 (none), 1 (mean), 2 (cls), 3 (last)", archName, int(h.Pooling))
