@@ -162,6 +162,20 @@ type Params struct {
 	NoAlloc bool
 }
 
+// RopeParams are the parameters of RopeExt. The zero value is not useful: set at least NDims
+// and FreqBase; FreqScale and AttnFactor are 1 for plain RoPE.
+type RopeParams struct {
+	NDims      int     // rotated dimensions (even; the rest of each row is copied)
+	Mode       int     // 0: adjacent pairs (2k, 2k+1); 2: NeoX pairs (k, k + NDims/2)
+	NOrigCtx   int     // YaRN: the original training context
+	FreqBase   float32 // theta base (10000 for LLaMA)
+	FreqScale  float32 // linear position scaling (1: none)
+	ExtFactor  float32 // YaRN extrapolation mix (0: none)
+	AttnFactor float32 // magnitude scale of cos and sin (1: none)
+	BetaFast   float32 // YaRN ramp bounds (32 and 1 in llama.cpp)
+	BetaSlow   float32
+}
+
 // Scheduler splits graphs between several backends (ggml_backend_sched_t): each node runs on
 // one backend, chosen by priority (the order of the backends), by where its memory or its
 // weights live (buffers with usage BufferUsageWeights pin the nodes using them), by
@@ -2549,6 +2563,17 @@ func FP16ToFP32Row(src []Float16) (r0 []float32) {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func FP32ToFP16Row(src []float32) (r0 []Float16) {
 	panic(noCgo("FP32ToFP16Row"))
+}
+
+// RopeExt applies rotary position embeddings to a ([head_dim, heads, tokens]) at the positions
+// b (I32, one per token) as llama.cpp of 2025 computes them (ggml_x_rope_ext): factors, when
+// not nil, is an F32 vector of at least NDims/2 values dividing the angle of each pair (Llama
+// 3.1's rope_freqs, Phi-3's long/short factors). Backends without this variant leave it to the
+// CPU. It has no gradient.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) RopeExt(a, b, factors *Tensor, p RopeParams) (r0 *Tensor) {
+	panic(noCgo("Context.RopeExt"))
 }
 
 // NewScheduler creates a scheduler over backends, in order of priority (ggml_backend_sched_new).

@@ -25,6 +25,20 @@ type ContextOptions struct {
 
 // store K and V as F32 instead of F16 (llama.cpp's default)
 
+// EmbedOptions configures Context.Embed.
+type EmbedOptions struct {
+	// Pooling makes one vector of the sequence's hidden states (PoolingDefault: the model's
+	// <arch>.pooling_type, which is PoolingNone when the file has none). PoolingNone returns
+	// one vector per token.
+	Pooling Pooling
+	// Normalize scales every returned vector to unit L2 norm.
+	Normalize bool
+}
+
+// Pooling is how an embedding is made from the hidden states of a sequence (llama.cpp's enum
+// llama_pooling_type, whose values <arch>.pooling_type holds).
+type Pooling int
+
 // GreedyRun is the outcome of RunGreedy.
 type GreedyRun struct {
 	Generated []int32 // the chosen tokens
@@ -33,6 +47,45 @@ type GreedyRun struct {
 
 // logits: one row per prompt token, then one per generated token
 
+// HParams are a model's hyper-parameters, read from the GGUF metadata: the keys of
+// general.architecture's prefix (<arch>.embedding_length, ...) by llama.cpp's rules. The
+// fields after NVocab are architecture features; their zero values mean "not used".
+type HParams struct {
+	Arch          string  // general.architecture ("llama", "qwen2", ...)
+	Name          string  // general.name (may be empty)
+	FileType      int     // general.file_type, or -1 when absent
+	ContextLength int     // <arch>.context_length: the training context
+	NEmbd         int     // <arch>.embedding_length
+	NFF           int     // <arch>.feed_forward_length
+	NLayer        int     // <arch>.block_count
+	NHead         int     // <arch>.attention.head_count
+	NHeadKV       int     // <arch>.attention.head_count_kv (n_head when absent)
+	NRot          int     // <arch>.rope.dimension_count (the head size)
+	NormEps       float32 // <arch>.attention.layer_norm_rms_epsilon, or layer_norm_epsilon for LayerNorm models
+	RopeFreqBase  float32 // <arch>.rope.freq_base (10000)
+	RopeScaling   string  // RopeScalingNone, RopeScalingLinear (default) or RopeScalingYaRN
+	RopeFreqScale float32 // 1 / <arch>.rope.scaling.factor (1 when absent or 0)
+	YaRNOrigCtx   int     // <arch>.rope.scaling.original_context_length (context_length)
+	NVocab        int     // the length of tokenizer.ggml.tokens
+
+	HeadDimK       int     // <arch>.attention.key_length (n_embd / n_head)
+	HeadDimV       int     // <arch>.attention.value_length (n_embd / n_head)
+	RopeType       int     // RopeNormal, RopeNeoX or RopeNone (set by the architecture)
+	RopeAttnFactor float32 // <arch>.rope.scaling.attn_factor: scales cos and sin (1)
+	NExpert        int     // <arch>.expert_count (0: a dense FFN)
+	NExpertUsed    int     // <arch>.expert_used_count
+	NFFExpert      int     // <arch>.expert_feed_forward_length (n_ff)
+	NFFShared      int     // <arch>.expert_shared_feed_forward_length (n_ff)
+	SlidingWindow  int     // <arch>.attention.sliding_window (0: none)
+	AttnSoftcap    float32 // <arch>.attn_logit_softcapping (0: none)
+	FinalSoftcap   float32 // <arch>.final_logit_softcapping (0: none)
+	Causal         bool    // <arch>.attention.causal (true)
+	Pooling        Pooling // <arch>.pooling_type (PoolingNone)
+	NTokenTypes    int
+}
+
+// tokenizer.ggml.token_type_count (encoders)
+
 // KV is one metadata entry of a GGUF file: a key and its value in the Go type that
 // gguf.Builder.Set writes as the key's GGUF type (uint32, float32, string, slices).
 type KV struct {
@@ -40,7 +93,7 @@ type KV struct {
 	Value any
 }
 
-// Model is a loaded LLaMA-architecture model: its hyper-parameters, its GGUF metadata (for the
+// Model is a loaded model of one of the supported architectures (Architectures): its hyper-parameters, its GGUF metadata (for the
 // tokenizer) and its weights in backend memory. It is safe to create several Contexts on one
 // Model, but a Model and its Contexts must be used by one goroutine at a time. Close it after
 // its Contexts.
@@ -87,6 +140,31 @@ type RandomConfig struct {
 	RopeFactor                         float32 // 0: the key is omitted
 	Biases                             bool    // add attention biases
 	Seed                               uint64
+	// Arch is the architecture (a general.architecture value of Architectures; "" is llama).
+	// Other architectures get their own keys with typical values for their features, and
+	// every tensor of their tensor list (the rope scaling, bias and vocabulary options above
+	// apply to llama only).
+	Arch string
+	// NExpert, for llama, makes a Mixtral-style model with this many experts (2 used).
+	NExpert int
+	// HeadDim, when set, is the head size (attention.key_length and value_length) instead of
+	// NEmbd/NHead (architectures other than plain llama, and llama with NExpert or HeadDim).
+	HeadDim int
+}
+
+// Architectures returns the general.architecture values this package runs, sorted.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func Architectures() (r0 []string) {
+	panic(noCgo("Architectures"))
+}
+
+// IsEncoder reports whether models of the architecture (a general.architecture value) only
+// produce embeddings (BERT-like encoders), not logits.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func IsEncoder(arch string) (r0 bool) {
+	panic(noCgo("IsEncoder"))
 }
 
 // ErrContextFull is returned (wrapped) when tokens do not fit in the context's remaining cells.
@@ -162,6 +240,27 @@ func (*Context) Eval(tokens []int32, allLogits bool) (r0 []float32, r1 error) {
 	return
 }
 
+// Embed evaluates tokens as a new sequence (it Resets the context first, and leaves the
+// tokens in it) and returns embeddings made from the final hidden states (after the output
+// norm for decoders): one vector of n_embd values with a pooling, else one per token. Encoder
+// models (bert, nomic-bert) attend over the whole input, which must then fit in one batch
+// (NBatch); decoders are evaluated in batches like Eval.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) Embed(tokens []int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
+	r1 = noCgo("Context.Embed")
+	return
+}
+
+// EmbedBatch returns one pooled embedding per input (each evaluated as its own sequence, as
+// Embed does); the pooling must not be PoolingNone.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
+	r1 = noCgo("Context.EmbedBatch")
+	return
+}
+
 // RunGreedy evaluates prompt in one batch with the logits of every position, then makes n
 // greedy steps: each takes the argmax of the last logits (lowest id on ties; no penalties, no
 // stop at EOS) and evaluates it alone. This is how the reference outputs of shared/models were
@@ -170,6 +269,61 @@ func (*Context) Eval(tokens []int32, allLogits bool) (r0 []float32, r1 error) {
 // Without cgo it returns an error wrapping ErrNoCgo.
 func (*Context) RunGreedy(prompt []int32, n int) (r0 *GreedyRun, r1 error) {
 	r1 = noCgo("Context.RunGreedy")
+	return
+}
+
+// Rope scaling types (<arch>.rope.scaling.type).
+const (
+	RopeScalingNone   = "none"
+	RopeScalingLinear = "linear"
+	RopeScalingYaRN   = "yarn"
+)
+
+// RoPE layouts (HParams.RopeType), as ggml's rope modes.
+const (
+	RopeNone   = -1 // no rotary embedding (learned or no positions)
+	RopeNormal = 0  // adjacent pairs (2k, 2k+1): LLaMA
+	RopeNeoX   = 2  // pairs (k, k + n_rot/2): GPT-NeoX, Qwen, Gemma, Phi-3
+)
+
+// Poolings.
+const (
+	PoolingDefault Pooling = -1 // the model's <arch>.pooling_type (none when absent)
+	PoolingNone    Pooling = 0  // one vector per token
+	PoolingMean    Pooling = 1  // the mean of the tokens' vectors
+	PoolingCLS     Pooling = 2  // the first token's vector
+	PoolingLast    Pooling = 3  // the last token's vector
+)
+
+// String returns the pooling's name ("none", "mean", "cls", "last").
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (Pooling) String() (r0 string) {
+	panic(noCgo("Pooling.String"))
+}
+
+// HeadDim returns the size of one attention head of the queries and keys.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (HParams) HeadDim() (r0 int) {
+	panic(noCgo("HParams.HeadDim"))
+}
+
+// NEmbdGQA returns the width of K, head_dim · n_head_kv.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (HParams) NEmbdGQA() (r0 int) {
+	panic(noCgo("HParams.NEmbdGQA"))
+}
+
+// ReadHParams reads and checks the hyper-parameters of a GGUF model of any supported
+// architecture (Architectures) by the rules of llama.cpp: strict key types, required keys,
+// defaults. Errors name the key; an unsupported architecture is an error that lists the
+// supported ones.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func ReadHParams(f *gguf.File) (r0 HParams, r1 error) {
+	r1 = noCgo("ReadHParams")
 	return
 }
 
@@ -210,7 +364,7 @@ func (*Model) SetThreads(n int) (r0 error) {
 	return
 }
 
-// Description returns llama.cpp's description of the model ("llama 7B Q4_0", "llama ?B F16").
+// Description returns llama.cpp's description of the model ("llama 7B Q4_0", "qwen2 ?B F16").
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Model) Description() (r0 string) {
@@ -272,7 +426,7 @@ func Metadata(h HParams) (r0 []KV) {
 	panic(noCgo("Metadata"))
 }
 
-// WriteRandomModel writes a llama model with random weights (Gaussian, std 1/sqrt(fan_in);
+// WriteRandomModel writes a model (llama unless c.Arch says otherwise) with random weights (Gaussian, std 1/sqrt(fan_in);
 // norm weights near 1) and the vocabulary of RandomVocab to path, for tests, examples and
 // benchmarks.
 //

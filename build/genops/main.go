@@ -55,6 +55,7 @@ var skip = map[string]string{
 	"ggml_soft_max_back":           "backward-only (BuildBackward)",
 	"ggml_soft_max_back_inplace":   "backward-only (BuildBackward)",
 	"ggml_rope_back":               "backward-only (BuildBackward)",
+	"ggml_x_rope_ext":              "rope_ext.go (optional operand, parameter struct)",
 }
 
 // optional lists tensor operands that may be nil.
