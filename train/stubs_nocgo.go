@@ -13,7 +13,7 @@ import (
 )
 
 // Model is a LLaMA-architecture model being trained: its F32 weights in a ggml context, named
-// as in a llama GGUF file (MODELS.md §2), and its vocabulary. Close it when done.
+// as in a llama GGUF file (doc/llama-conventions.md §2), and its vocabulary. Close it when done.
 type Model struct{}
 
 // Options configures a Trainer. Zero fields take the defaults.
@@ -157,7 +157,7 @@ func (*Model) Close() (r0 error) {
 	return
 }
 
-// Save writes the model as a llama GGUF file (MODELS.md: keys, tensor names, SPM vocabulary)
+// Save writes the model as a llama GGUF file (doc/llama-conventions.md: keys, tensor names, SPM vocabulary)
 // that llama.Load and llama.cpp load.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
