@@ -51,7 +51,7 @@ func ExampleNew() {
 	}
 	fmt.Printf("%q\n", tok.Decode(ids))
 	// Output:
-	// 1 ""
+	// 1 "<s>"
 	// 263 " hi"
 	// 263 " hi"
 	// 36 "!"

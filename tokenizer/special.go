@@ -6,11 +6,15 @@ import (
 	"strings"
 )
 
-// specialToken is a token that Tokenize matches literally in the text when its special flag
-// is set.
+// specialToken is a token that Tokenize matches literally in the text before the rest is
+// tokenized: control and unknown tokens when its special flag is set, user-defined tokens
+// always.
 type specialToken struct {
-	text string
-	id   int32
+	text    string
+	id      int32
+	control bool // control or unknown: matched only with special set
+	lstrip  bool // whitespace before it is dropped
+	rstrip  bool // whitespace after it is dropped
 }
 
 // utf8Len is the length of the UTF-8 sequence that starts with byte b, judged by its high
@@ -27,50 +31,79 @@ func utf8Len(b byte) int {
 	return 1
 }
 
-// findSpecialTokens picks the tokens that special tokenization matches in raw text, by the
-// rule of llama.cpp b1882: a token is special if its text has more than one character and
-// cannot be cut at a character boundary into two texts that are both tokens. For the LLaMA
-// vocabulary these are exactly its 259 non-normal tokens (<unk>, <s>, </s> and the byte
-// tokens). They are tried longest first (then by id), so a special token that contains
-// another wins over it.
-func findSpecialTokens(tokens []string, ids map[string]int32) []specialToken {
-	var out []specialToken
-	for _, s := range tokens {
-		if len(s) <= 1 || splittable(s, ids) {
-			continue
-		}
-		chars := 0
-		for i := 0; i < len(s); i += utf8Len(s[i]) {
-			chars++
-		}
-		if chars > 1 {
-			out = append(out, specialToken{text: s, id: ids[s]})
-		}
-	}
-	slices.SortFunc(out, func(a, b specialToken) int {
-		if c := cmp.Compare(len(b.text), len(a.text)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	return slices.CompactFunc(out, func(a, b specialToken) bool { return a.text == b.text })
-}
+// eogTexts are the texts of the tokens llama.cpp treats as end of generation.
+var eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}
 
-// splittable reports whether s can be cut after some character into two token texts.
-func splittable(s string, ids map[string]int32) bool {
-	for i := 1; i < len(s); {
-		if n := utf8Len(s[i-1]); n > 1 {
-			i += n - 1 // the cut would fall inside a multi-byte character
-			continue
-		}
-		if _, ok := ids[s[:i]]; ok {
-			if _, ok := ids[s[i:]]; ok {
-				return true
+// eotTexts are the texts llama.cpp takes for the end-of-turn token when a file names none.
+var eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "<｜end▁of▁sentence｜>"}
+
+// findEndOfGeneration sets eot, eom and eog, and makes every end-of-generation token and an
+// end-of-turn token found by its text a control token, as llama.cpp does. Where several
+// tokens could be the end-of-turn token (llama.cpp takes whichever its hash map yields
+// first), the lowest id is taken.
+func (t *Tokenizer) findEndOfGeneration() {
+	t.eot, t.eom = t.vocab.EOT, t.vocab.EOM
+	if t.eot < 0 {
+		for _, s := range eotTexts {
+			if id, ok := t.ids[s]; ok && (t.eot < 0 || id < t.eot) {
+				t.eot = id
 			}
 		}
-		i++
+		if t.eot >= 0 {
+			t.types[t.eot] = TypeControl
+		}
 	}
-	return false
+	if t.eom < 0 {
+		if id, ok := t.ids["<|eom_id|>"]; ok {
+			t.eom = id
+			t.types[id] = TypeControl
+		}
+	}
+	t.eog = t.eog[:0]
+	for _, s := range eogTexts {
+		if id, ok := t.ids[s]; ok {
+			t.eog = append(t.eog, id)
+			t.types[id] = TypeControl
+		}
+	}
+	for _, id := range []int32{t.vocab.EOS, t.eot, t.eom} {
+		if id >= 0 {
+			t.eog = append(t.eog, id)
+		}
+	}
+	slices.Sort(t.eog)
+	t.eog = slices.Compact(t.eog)
+}
+
+// findSpecialTokens lists the tokens matched in raw text, by the rule of llama.cpp
+// c392e5094: the control, user-defined and unknown tokens, longest text first (then by id).
+// Models whose general.name contains "phi-3" or "phi3" drop the whitespace after each of
+// them (except <unk>, <s> and <|endoftext|>), and the jina-v2 pre-tokenizers the
+// whitespace before "<mask>", as llama.cpp does.
+func (t *Tokenizer) findSpecialTokens() []specialToken {
+	name := strings.ToLower(t.vocab.Name)
+	phi3 := strings.Contains(name, "phi-3") || strings.Contains(name, "phi3")
+	jina := t.vocab.Model == ModelBPE && (strings.Contains(t.vocab.Pre, "jina-v2-de") ||
+		strings.Contains(t.vocab.Pre, "jina-v2-es") || strings.Contains(t.vocab.Pre, "jina-v2-code"))
+	var out []specialToken
+	for i, s := range t.vocab.Tokens {
+		typ := t.types[i]
+		if s == "" || (typ != TypeControl && typ != TypeUserDefined && typ != TypeUnknown) {
+			continue
+		}
+		st := specialToken{text: s, id: int32(i), control: typ != TypeUserDefined}
+		if phi3 {
+			st.rstrip = s != "<unk>" && s != "<s>" && s != "<|endoftext|>"
+		}
+		if jina && s == "<mask>" {
+			st.lstrip = true
+		}
+		out = append(out, st)
+	}
+	slices.SortStableFunc(out, func(a, b specialToken) int {
+		return cmp.Compare(len(b.text), len(a.text))
+	})
+	return out
 }
 
 // fragment is a piece of the text to tokenize: raw text [start, end) when id < 0, else a
@@ -80,16 +113,19 @@ type fragment struct {
 	id         int32
 }
 
-// partition splits text into raw fragments and special tokens. Without special tokens (or
-// with special off) the result is one raw fragment. Empty raw fragments are never produced.
+// isCSpace is C's isspace: the ASCII whitespace that the strip attributes drop.
+func isCSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+// partition splits text into raw fragments and special tokens, as llama.cpp's
+// tokenizer_st_partition: each special token in turn (longest first) is cut out of the raw
+// fragments left, dropping whitespace next to it where its strip attributes say so. Control
+// and unknown tokens are matched only with special set. Empty raw fragments are never
+// produced.
 func (t *Tokenizer) partition(text string, special bool, frags []fragment) []fragment {
 	frags = append(frags[:0], fragment{0, len(text), -1})
-	if !special {
-		return frags
-	}
 	var next []fragment
 	for _, st := range t.special {
-		if !strings.Contains(text, st.text) {
+		if st.control && !special || !strings.Contains(text, st.text) {
 			continue
 		}
 		next = next[:0]
@@ -104,11 +140,22 @@ func (t *Tokenizer) partition(text string, special bool, frags []fragment) []fra
 				if i < 0 {
 					break
 				}
-				if i > 0 {
-					next = append(next, fragment{pos, pos + i, -1})
+				left := pos + i
+				if st.lstrip {
+					for left > pos && isCSpace(text[left-1]) {
+						left--
+					}
+				}
+				if left > pos {
+					next = append(next, fragment{pos, left, -1})
 				}
 				next = append(next, fragment{id: st.id})
 				pos += i + len(st.text)
+				if st.rstrip {
+					for pos < f.end && isCSpace(text[pos]) {
+						pos++
+					}
+				}
 			}
 			if pos < f.end {
 				next = append(next, fragment{pos, f.end, -1})

@@ -1,0 +1,188 @@
+package tokenizer
+
+// preText is a text decoded into code points for the BPE pre-tokenizers, with the pieces
+// cut so far. Positions are code point indices; piece k ends at ends[k].
+type preText struct {
+	text  string
+	cpts  []rune
+	flags []uint16
+	offs  []int32 // byte offset of code point i; offs[len(cpts)] = len(text)
+	ends  []int32
+	tmp   []int32
+}
+
+// load decodes text (already in canonical UTF-8) and makes it one piece.
+func (p *preText) load(text string) {
+	p.text = text
+	p.cpts, p.flags, p.offs = p.cpts[:0], p.flags[:0], p.offs[:0]
+	for i := 0; i < len(text); {
+		c, w, _ := decodeCpt(text, i)
+		p.cpts = append(p.cpts, c)
+		p.flags = append(p.flags, cptFlags(c))
+		p.offs = append(p.offs, int32(i))
+		i += w
+	}
+	p.offs = append(p.offs, int32(len(text)))
+	p.ends = append(p.ends[:0], int32(len(p.cpts)))
+}
+
+// splitter cuts the piece [lo, hi) of p into consecutive pieces, appending their ends
+// (the last is hi) to out.
+type splitter func(p *preText, lo, hi int, out []int32) []int32
+
+// split applies s to every current piece.
+func (p *preText) split(s splitter) {
+	out := p.tmp[:0]
+	lo := 0
+	for _, e := range p.ends {
+		out = s(p, lo, int(e), out)
+		lo = int(e)
+	}
+	p.tmp, p.ends = p.ends, out
+}
+
+// matcher is one regular expression searched the way std::regex_iterator does: match
+// reports the end of the match that starts at pos (end > pos), or ok false and the next
+// position worth trying.
+type matcher func(p *preText, pos, hi int) (end int, ok bool, next int)
+
+// searchSplitter turns a matcher into a splitter: every match is a piece, and so is the
+// text between two matches.
+func searchSplitter(m matcher) splitter {
+	return func(p *preText, lo, hi int, out []int32) []int32 {
+		last := lo
+		for pos := lo; pos < hi; {
+			end, ok, next := m(p, pos, hi)
+			if !ok {
+				pos = max(next, pos+1)
+				continue
+			}
+			if pos > last {
+				out = append(out, int32(pos))
+			}
+			out = append(out, int32(end))
+			last, pos = end, end
+		}
+		if last < hi {
+			out = append(out, int32(hi))
+		}
+		return out
+	}
+}
+
+// class tests one code point (with its flags) for membership in a character class.
+type class func(c rune, f uint16) bool
+
+// wide returns c as std::wregex sees it in llama.cpp: non-ASCII whitespace becomes \v.
+func wide(c rune, f uint16) rune {
+	if c > 0x7F && f&flagWhitespace != 0 {
+		return '\v'
+	}
+	return c
+}
+
+func isSpaceClass(_ rune, f uint16) bool { return f&flagWhitespace != 0 }
+
+// runOf matches C+.
+func runOf(c class) matcher {
+	return func(p *preText, pos, hi int) (int, bool, int) {
+		i := pos
+		for i < hi && c(p.cpts[i], p.flags[i]) {
+			i++
+		}
+		if i == pos {
+			return 0, false, pos + 1
+		}
+		return i, true, 0
+	}
+}
+
+// oneOf matches C.
+func oneOf(c class) matcher {
+	return func(p *preText, pos, hi int) (int, bool, int) {
+		if c(p.cpts[pos], p.flags[pos]) {
+			return pos + 1, true, 0
+		}
+		return 0, false, pos + 1
+	}
+}
+
+// spaceThenRun matches \s?C+ (the optional space taken when C+ follows it).
+func spaceThenRun(c class) matcher {
+	run := runOf(c)
+	return func(p *preText, pos, hi int) (int, bool, int) {
+		if p.flags[pos]&flagWhitespace != 0 && pos+1 < hi {
+			if end, ok, _ := run(p, pos+1, hi); ok {
+				return end, true, 0
+			}
+		}
+		return run(p, pos, hi)
+	}
+}
+
+// trailingSpace matches \s+$ (whitespace up to the end of the piece).
+func trailingSpace(p *preText, pos, hi int) (int, bool, int) {
+	i := pos
+	for i < hi && p.flags[i]&flagWhitespace != 0 {
+		i++
+	}
+	if i == hi && i > pos {
+		return hi, true, 0
+	}
+	return 0, false, i + 1
+}
+
+// threeDigits matches [0-9][0-9][0-9].
+func threeDigits(p *preText, pos, hi int) (int, bool, int) {
+	for k := 0; k < 3; k++ {
+		if pos+k >= hi || p.cpts[pos+k] < '0' || p.cpts[pos+k] > '9' {
+			return 0, false, pos + k + 1
+		}
+	}
+	return pos + 3, true, 0
+}
+
+// Character classes of the patterns. \p{L}, \p{N} and \p{P} follow the code point flags
+// (llama.cpp collapses every non-ASCII code point to its category for std::regex); classes
+// written with explicit non-ASCII ranges see non-ASCII whitespace as \v, as std::wregex does.
+var (
+	classLetterP = func(_ rune, f uint16) bool { return f&flagLetter != 0 }
+	classNumberP = func(_ rune, f uint16) bool { return f&flagNumber != 0 }
+	classPunctP  = func(_ rune, f uint16) bool { return f&flagPunctuation != 0 }
+	classCRLF    = func(c rune, _ uint16) bool { return c == '\r' || c == '\n' }
+)
+
+// punctOr returns \p{P} or one of the ASCII characters extra: [\p{P}\$\+...]
+func punctOr(extra string) class {
+	var set [128]bool
+	for _, c := range extra {
+		set[c] = true
+	}
+	return func(c rune, f uint16) bool {
+		return f&flagPunctuation != 0 || c < 128 && c >= 0 && set[c]
+	}
+}
+
+// rangesClass parses a character class body of single characters and ranges "a-z" (no
+// escapes) into a class over wregex code points.
+func rangesClass(body string) class {
+	rs := []rune(body)
+	var lo, hi []rune
+	for i := 0; i < len(rs); i++ {
+		a, b := rs[i], rs[i]
+		if i+2 < len(rs) && rs[i+1] == '-' {
+			b = rs[i+2]
+			i += 2
+		}
+		lo, hi = append(lo, a), append(hi, b)
+	}
+	return func(c rune, f uint16) bool {
+		c = wide(c, f)
+		for k := range lo {
+			if c >= lo[k] && c <= hi[k] {
+				return true
+			}
+		}
+		return false
+	}
+}
