@@ -92,15 +92,15 @@ func TestUpstreamVocabPairs(t *testing.T) {
 
 // tokRef is a "llama-tok-v1" reference file.
 type tokRef struct {
-	Format   string `json:"format"`
-	Model    string `json:"model"`
-	Model_   string `json:"tokenizer_model"`
-	Pre      string `json:"tokenizer_pre"`
-	NVocab   int    `json:"n_vocab"`
-	AddBOS   bool   `json:"add_bos"`
-	AddEOS   bool   `json:"add_eos"`
-	Special  bool   `json:"special"`
-	Items    []struct {
+	Format  string `json:"format"`
+	Model   string `json:"model"`
+	Model_  string `json:"tokenizer_model"`
+	Pre     string `json:"tokenizer_pre"`
+	NVocab  int    `json:"n_vocab"`
+	AddBOS  bool   `json:"add_bos"`
+	AddEOS  bool   `json:"add_eos"`
+	Special bool   `json:"special"`
+	Items   []struct {
 		TextHex   string  `json:"text_hex"`
 		IDsBOS    []int32 `json:"ids_bos"`
 		IDsNoBOS  []int32 `json:"ids_nobos"`

@@ -14,14 +14,14 @@ type Tokenizer struct {
 	ids     map[string]int32 // token text -> id (the last id wins for duplicate texts)
 	byteIDs [256]int32       // SPM byte fallback: byte -> id of <0xNN>; BPE: id of the byte's character or NoToken
 	ranks   map[mergePair]int32
-	pre     preType          // BPE pre-tokenizer
-	special []specialToken   // control, user-defined and unknown tokens, longest text first
-	eot     int32            // end of turn (Vocab.EOT or found by its text)
-	eom     int32            // end of message (Vocab.EOM or found by its text)
-	eog     []int32          // end-of-generation tokens, sorted
-	maxLen  int              // the longest token text in bytes (WPM)
-	pieces  []byte           // all pieces, concatenated
-	pieceAt []int32          // piece of id i = pieces[pieceAt[i]:pieceAt[i+1]]
+	pre     preType        // BPE pre-tokenizer
+	special []specialToken // control, user-defined and unknown tokens, longest text first
+	eot     int32          // end of turn (Vocab.EOT or found by its text)
+	eom     int32          // end of message (Vocab.EOM or found by its text)
+	eog     []int32        // end-of-generation tokens, sorted
+	maxLen  int            // the longest token text in bytes (WPM)
+	pieces  []byte         // all pieces, concatenated
+	pieceAt []int32        // piece of id i = pieces[pieceAt[i]:pieceAt[i+1]]
 }
 
 // mergePair is one BPE merge, the key of Tokenizer.ranks.
