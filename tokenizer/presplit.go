@@ -1,5 +1,10 @@
 package tokenizer
 
+import (
+	"cmp"
+	"slices"
+)
+
 // preText is a text decoded into code points for the BPE pre-tokenizers, with the pieces
 // cut so far. Positions are code point indices; piece k ends at ends[k].
 type preText struct {
@@ -120,6 +125,29 @@ func spaceThenRun(c class) matcher {
 	}
 }
 
+// spaceCharThenRun matches " ?C+" (a literal space, taken when C+ follows it).
+func spaceCharThenRun(c class) matcher {
+	run := runOf(c)
+	return func(p *preText, pos, hi int) (int, bool, int) {
+		if p.cpts[pos] == ' ' && pos+1 < hi {
+			if end, ok, _ := run(p, pos+1, hi); ok {
+				return end, true, 0
+			}
+		}
+		return run(p, pos, hi)
+	}
+}
+
+// notClass returns the class of code points that are neither whitespace nor one of chars
+// ([^(\s|...)] as std::wregex reads it).
+func notClass(chars string) class {
+	set := map[rune]bool{}
+	for _, c := range chars {
+		set[c] = true
+	}
+	return func(c rune, f uint16) bool { return f&flagWhitespace == 0 && !set[c] }
+}
+
 // trailingSpace matches \s+$ (whitespace up to the end of the piece).
 func trailingSpace(p *preText, pos, hi int) (int, bool, int) {
 	i := pos
@@ -167,22 +195,41 @@ func punctOr(extra string) class {
 // escapes) into a class over wregex code points.
 func rangesClass(body string) class {
 	rs := []rune(body)
-	var lo, hi []rune
+	var ranges [][2]rune
 	for i := 0; i < len(rs); i++ {
 		a, b := rs[i], rs[i]
 		if i+2 < len(rs) && rs[i+1] == '-' {
 			b = rs[i+2]
 			i += 2
 		}
-		lo, hi = append(lo, a), append(hi, b)
+		ranges = append(ranges, [2]rune{a, b})
 	}
+	slices.SortFunc(ranges, func(x, y [2]rune) int { return cmp.Compare(x[0], y[0]) })
+	merged := ranges[:0]
+	for _, r := range ranges {
+		if n := len(merged); n > 0 && r[0] <= merged[n-1][1]+1 {
+			merged[n-1][1] = max(merged[n-1][1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return rangeTable(merged)
+}
+
+// rangeTable returns the class of the code points in ranges (sorted, disjoint, inclusive), over
+// wregex code points.
+func rangeTable(ranges [][2]rune) class {
 	return func(c rune, f uint16) bool {
 		c = wide(c, f)
-		for k := range lo {
-			if c >= lo[k] && c <= hi[k] {
-				return true
+		i, j := 0, len(ranges)
+		for i < j {
+			h := int(uint(i+j) >> 1)
+			if ranges[h][1] < c {
+				i = h + 1
+			} else {
+				j = h
 			}
 		}
-		return false
+		return i < len(ranges) && ranges[i][0] <= c
 	}
 }
