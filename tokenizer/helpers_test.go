@@ -39,3 +39,5 @@ func llamaVocab(t testing.TB) *Tokenizer {
 	require.NoError(t, llamaErr)
 	return llamaTok
 }
+
+func filepathStat(path string) (os.FileInfo, error) { return os.Stat(path) }

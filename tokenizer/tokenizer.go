@@ -90,6 +90,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 		t.pre, _ = lookupPre(v.preName())
 	case ModelWPM:
+		nfdOnce.Do(buildNFD) // the normalization table, once per process
 		for b := range t.byteIDs {
 			t.byteIDs[b] = NoToken
 		}
