@@ -41,3 +41,5 @@ func llamaVocab(t testing.TB) *Tokenizer {
 }
 
 func filepathStat(path string) (os.FileInfo, error) { return os.Stat(path) }
+
+func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
