@@ -121,11 +121,21 @@ func isCSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 // fragments left, dropping whitespace next to it where its strip attributes say so. Control
 // and unknown tokens are matched only with special set. Empty raw fragments are never
 // produced.
-func (t *Tokenizer) partition(text string, special bool, frags []fragment) []fragment {
+func (t *Tokenizer) partition(text string, special bool, frags []fragment, seen *pairSet) []fragment {
 	frags = append(frags[:0], fragment{0, len(text), -1})
+	if len(t.special) == 0 {
+		return frags
+	}
+	// With many special tokens (some vocabularies have thousands of user-defined ones),
+	// first rule out those whose first two bytes never occur together in the text.
+	filter := len(t.special) > 16 && len(text) >= 2
+	if filter {
+		seen.fill(text)
+		defer seen.clear(text)
+	}
 	var next []fragment
 	for _, st := range t.special {
-		if st.control && !special || !strings.Contains(text, st.text) {
+		if st.control && !special || filter && !seen.has(st.text) || !strings.Contains(text, st.text) {
 			continue
 		}
 		next = next[:0]
@@ -164,4 +174,38 @@ func (t *Tokenizer) partition(text string, special bool, frags []fragment) []fra
 		frags, next = next, frags
 	}
 	return frags
+}
+
+// pairSet records which byte pairs (and single bytes) occur in a text: a 65,536-bit set,
+// cleared again after use by walking the same text.
+type pairSet struct {
+	pairs [1 << 16 / 64]uint64
+	bytes [4]uint64
+}
+
+func (p *pairSet) fill(text string) {
+	for i := 0; i < len(text); i++ {
+		p.bytes[text[i]>>6] |= 1 << (text[i] & 63)
+		if i+1 < len(text) {
+			k := uint(text[i])<<8 | uint(text[i+1])
+			p.pairs[k>>6] |= 1 << (k & 63)
+		}
+	}
+}
+
+func (p *pairSet) clear(text string) {
+	p.bytes = [4]uint64{}
+	for i := 0; i+1 < len(text); i++ {
+		k := uint(text[i])<<8 | uint(text[i+1])
+		p.pairs[k>>6] = 0
+	}
+}
+
+// has reports whether the start of s (its first two bytes, or its only byte) occurs.
+func (p *pairSet) has(s string) bool {
+	if len(s) == 1 {
+		return p.bytes[s[0]>>6]&(1<<(s[0]&63)) != 0
+	}
+	k := uint(s[0])<<8 | uint(s[1])
+	return p.pairs[k>>6]&(1<<(k&63)) != 0
 }

@@ -64,7 +64,7 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, special bool) []int32 {
 }
 
 func (t *Tokenizer) tokenize(text string, special bool, out []int32, st *state) []int32 {
-	st.frags = t.partition(text, special, st.frags)
+	st.frags = t.partition(text, special, st.frags, &st.seen)
 	prevSpecial := true
 	for _, f := range st.frags {
 		if f.id >= 0 {
