@@ -55,8 +55,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if model == ModelBPE {
 		v.Pre, err = f.GetString(KeyPre)
 		switch {
-		case errors.Is(err, gguf.ErrKeyNotFound):
-			v.Pre = "default"
+		case errors.Is(err, gguf.ErrKeyNotFound), err == nil && v.Pre == "":
+			v.Pre = "default" // llama.cpp's choice for a file without a pre-tokenizer
 		case err != nil:
 			return nil, keyError(KeyPre, "a string naming the pre-tokenizer", err)
 		}
@@ -139,6 +139,11 @@ func keyError(key, want string, err error) error {
 // llama.cpp reads, so that FromGGUF (and llama.cpp) load it back. Absent special ids are
 // written as 4294967295 (none) and the scores and types always; merges only for BPE.
 func (v *Vocab) SetGGUF(b *gguf.Builder) error {
+	return v.setKVs(b.Set)
+}
+
+// setKVs calls set for every key/value SetGGUF writes.
+func (v *Vocab) setKVs(set func(key string, val any) error) error {
 	if err := v.validate(); err != nil {
 		return err
 	}
@@ -154,9 +159,9 @@ func (v *Vocab) SetGGUF(b *gguf.Builder) error {
 			types[i] = int32(v.Types[i])
 		}
 	}
-	set := []keyValue{{KeyModel, v.Model}, {KeyTokens, v.Tokens}, {KeyScores, scores}, {KeyTypes, types}}
+	kvs := []keyValue{{KeyModel, v.Model}, {KeyTokens, v.Tokens}, {KeyScores, scores}, {KeyTypes, types}}
 	if v.Model == ModelBPE {
-		set = append(set, keyValue{KeyMerges, v.Merges}, keyValue{KeyPre, v.preName()})
+		kvs = append(kvs, keyValue{KeyMerges, v.Merges}, keyValue{KeyPre, v.preName()})
 	}
 	for _, s := range []struct {
 		key string
@@ -170,14 +175,14 @@ func (v *Vocab) SetGGUF(b *gguf.Builder) error {
 		if s.id >= 0 {
 			id = uint32(s.id)
 		}
-		set = append(set, keyValue{s.key, id})
+		kvs = append(kvs, keyValue{s.key, id})
 	}
-	set = append(set, keyValue{KeyAddBOS, v.AddBOS}, keyValue{KeyAddEOS, v.AddEOS})
+	kvs = append(kvs, keyValue{KeyAddBOS, v.AddBOS}, keyValue{KeyAddEOS, v.AddEOS})
 	if v.Model == ModelSPM {
-		set = append(set, keyValue{KeyAddPrefix, v.AddSpacePrefix})
+		kvs = append(kvs, keyValue{KeyAddPrefix, v.AddSpacePrefix})
 	}
-	for _, s := range set {
-		if err := b.Set(s.key, s.val); err != nil {
+	for _, s := range kvs {
+		if err := set(s.key, s.val); err != nil {
 			return fmt.Errorf("tokenizer: writing %s: %w", s.key, err)
 		}
 	}

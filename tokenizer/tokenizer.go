@@ -187,8 +187,9 @@ func (t *Tokenizer) Token(id int32) string {
 	return t.vocab.Tokens[id]
 }
 
-// Type returns the TokenType of id. It panics with a *TokenIDError if id is outside the
-// vocabulary.
+// Type returns the TokenType of id, as the tokenizer uses it: the file's type, except that
+// end-of-generation tokens found by their text are control tokens (see New). It panics
+// with a *TokenIDError if id is outside the vocabulary.
 func (t *Tokenizer) Type(id int32) TokenType {
 	t.checkID(id)
 	return t.types[id]
