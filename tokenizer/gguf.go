@@ -25,6 +25,12 @@ const (
 	KeyEOM       = "tokenizer.ggml.eom_token_id"
 	KeyCLS       = "tokenizer.ggml.cls_token_id"
 	KeyMASK      = "tokenizer.ggml.mask_token_id"
+	KeyFIMPre    = "tokenizer.ggml.fim_pre_token_id"
+	KeyFIMSuf    = "tokenizer.ggml.fim_suf_token_id"
+	KeyFIMMid    = "tokenizer.ggml.fim_mid_token_id"
+	KeyFIMPad    = "tokenizer.ggml.fim_pad_token_id"
+	KeyFIMRep    = "tokenizer.ggml.fim_rep_token_id"
+	KeyFIMSep    = "tokenizer.ggml.fim_sep_token_id"
 	KeyAddEOS    = "tokenizer.ggml.add_eos_token"
 	KeyAddPrefix = "tokenizer.ggml.add_space_prefix"
 	keyName      = "general.name"
@@ -91,7 +97,12 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		key string
 		id  *int32
 	}{{KeyBOS, &v.BOS}, {KeyEOS, &v.EOS}, {KeyUNK, &v.UNK}, {KeySEP, &v.SEP}, {KeyPAD, &v.PAD},
-		{KeyEOT, &v.EOT}, {KeyEOM, &v.EOM}, {KeyCLS, &v.CLS}, {KeyMASK, &v.MASK}} {
+		{KeyEOT, &v.EOT}, {KeyEOM, &v.EOM}, {KeyCLS, &v.CLS}, {KeyMASK, &v.MASK},
+		{KeyFIMPre, &v.FIMPre}, {KeyFIMSuf, &v.FIMSuf}, {KeyFIMMid, &v.FIMMid},
+		{KeyFIMPad, &v.FIMPad}, {KeyFIMRep, &v.FIMRep}, {KeyFIMSep, &v.FIMSep},
+		// deprecated names of the first three
+		{"tokenizer.ggml.prefix_token_id", &v.FIMPre}, {"tokenizer.ggml.suffix_token_id", &v.FIMSuf},
+		{"tokenizer.ggml.middle_token_id", &v.FIMMid}} {
 		if int(*s.id) >= len(v.Tokens) {
 			*s.id = NoToken // a default that this (tiny) vocabulary does not have
 		}
@@ -167,9 +178,11 @@ func (v *Vocab) setKVs(set func(key string, val any) error) error {
 		key string
 		id  int32
 	}{{KeyBOS, v.BOS}, {KeyEOS, v.EOS}, {KeyUNK, v.UNK}, {KeySEP, v.SEP}, {KeyPAD, v.PAD},
-		{KeyEOT, v.EOT}, {KeyEOM, v.EOM}, {KeyCLS, v.CLS}, {KeyMASK, v.MASK}} {
-		if s.id < 0 && (s.key == KeyEOT || s.key == KeyEOM || s.key == KeyCLS || s.key == KeyMASK) {
-			continue // written only when set
+		{KeyEOT, v.EOT}, {KeyEOM, v.EOM}, {KeyCLS, v.CLS}, {KeyMASK, v.MASK},
+		{KeyFIMPre, v.FIMPre}, {KeyFIMSuf, v.FIMSuf}, {KeyFIMMid, v.FIMMid},
+		{KeyFIMPad, v.FIMPad}, {KeyFIMRep, v.FIMRep}, {KeyFIMSep, v.FIMSep}} {
+		if s.id < 0 && s.key != KeyBOS && s.key != KeyEOS && s.key != KeyUNK && s.key != KeySEP && s.key != KeyPAD {
+			continue // the newer keys are written only when set
 		}
 		id := uint32(idNoneInFile)
 		if s.id >= 0 {

@@ -99,3 +99,24 @@ func fillScoresTypes(v *Vocab) {
 		v.Types[i] = TypeNormal
 	}
 }
+
+func TestFIMTokensFoundByText(t *testing.T) {
+	v := smallBPE()
+	base := int32(len(v.Tokens))
+	v.Tokens = append(v.Tokens, "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>")
+	tok, err := New(v)
+	require.NoError(t, err)
+	pre, suf, mid, pad, rep, sep := tok.FIM()
+	assert.Equal(t, []int32{base, base + 1, base + 2, base + 3, base + 4, base + 5}, []int32{pre, suf, mid, pad, rep, sep})
+	for id := base; id < base+6; id++ {
+		assert.Equal(t, TypeControl, tok.Type(id), tok.Token(id))
+		assert.Equal(t, id >= base+3, tok.IsEOG(id), "pad, repo and file separator end generation: %s", tok.Token(id))
+	}
+	// A file's key wins over the text.
+	kvs := append(bpeKVs(v), keyValue{KeyFIMPad, uint32(base + 5)})
+	tok, err = FromGGUF(readBack(t, kvs))
+	require.NoError(t, err)
+	_, _, _, pad, _, _ = tok.FIM()
+	assert.Equal(t, base+5, pad)
+	assert.False(t, tok.IsEOG(base+3), "<|fim_pad|> is no longer the pad token")
+}

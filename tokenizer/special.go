@@ -37,27 +37,49 @@ var eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", 
 // eotTexts are the texts llama.cpp takes for the end-of-turn token when a file names none.
 var eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "<｜end▁of▁sentence｜>"}
 
-// findEndOfGeneration sets eot, eom and eog, and makes every end-of-generation token and an
-// end-of-turn token found by its text a control token, as llama.cpp does. Where several
-// tokens could be the end-of-turn token (llama.cpp takes whichever its hash map yields
-// first), the lowest id is taken.
-func (t *Tokenizer) findEndOfGeneration() {
-	t.eot, t.eom = t.vocab.EOT, t.vocab.EOM
-	if t.eot < 0 {
-		for _, s := range eotTexts {
-			if id, ok := t.ids[s]; ok && (t.eot < 0 || id < t.eot) {
-				t.eot = id
-			}
-		}
-		if t.eot >= 0 {
-			t.types[t.eot] = TypeControl
+// fimTexts are the texts llama.cpp takes for the fill-in-the-middle tokens (prefix, suffix,
+// middle, pad, repository, file separator) when a file names none.
+var fimTexts = [6][]string{
+	{"<|fim_prefix|>", "<fim-prefix>", "<｜fim▁begin｜>", "<PRE>"},
+	{"<|fim_suffix|>", "<fim-suffix>", "<｜fim▁hole｜>", "<SUF>"},
+	{"<|fim_middle|>", "<fim-middle>", "<｜fim▁end｜>", "<MID>"},
+	{"<|fim_pad|>", "<fim-pad>", "<PAD>"},
+	{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"},
+	{"<|file_sep|>"},
+}
+
+// byText returns the lowest id among the tokens whose text is one of texts, or NoToken.
+func (t *Tokenizer) byText(texts []string) int32 {
+	found := NoToken
+	for _, s := range texts {
+		if id, ok := t.ids[s]; ok && (found < 0 || id < found) {
+			found = id
 		}
 	}
-	if t.eom < 0 {
-		if id, ok := t.ids["<|eom_id|>"]; ok {
-			t.eom = id
-			t.types[id] = TypeControl
+	return found
+}
+
+// findEndOfGeneration sets eot, eom, fim and eog, as llama.cpp does: special tokens a file
+// does not name are found by their text (and become control tokens), every token whose text
+// marks the end of generation is a control token, and the end-of-generation set holds those,
+// EOS, EOT, EOM and the fill-in-the-middle pad, repository and separator tokens. Where
+// several tokens have such texts (llama.cpp takes whichever its hash map yields first), the
+// lowest id is taken.
+func (t *Tokenizer) findEndOfGeneration() {
+	v := &t.vocab
+	t.eot, t.eom = v.EOT, v.EOM
+	t.fim = [6]int32{v.FIMPre, v.FIMSuf, v.FIMMid, v.FIMPad, v.FIMRep, v.FIMSep}
+	found := func(id *int32, texts []string) {
+		if *id < 0 {
+			if *id = t.byText(texts); *id >= 0 {
+				t.types[*id] = TypeControl
+			}
 		}
+	}
+	found(&t.eot, eotTexts)
+	found(&t.eom, []string{"<|eom_id|>"})
+	for i := range t.fim {
+		found(&t.fim[i], fimTexts[i])
 	}
 	t.eog = t.eog[:0]
 	for _, s := range eogTexts {
@@ -66,7 +88,7 @@ func (t *Tokenizer) findEndOfGeneration() {
 			t.types[id] = TypeControl
 		}
 	}
-	for _, id := range []int32{t.vocab.EOS, t.eot, t.eom} {
+	for _, id := range []int32{t.vocab.EOS, t.eot, t.eom, t.fim[3], t.fim[4], t.fim[5]} {
 		if id >= 0 {
 			t.eog = append(t.eog, id)
 		}

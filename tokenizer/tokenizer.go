@@ -18,6 +18,7 @@ type Tokenizer struct {
 	special []specialToken // control, user-defined and unknown tokens, longest text first
 	eot     int32          // end of turn (Vocab.EOT or found by its text)
 	eom     int32          // end of message (Vocab.EOM or found by its text)
+	fim     [6]int32       // fill-in-the-middle pre, suf, mid, pad, rep, sep (Vocab or found by text)
 	eog     []int32        // end-of-generation tokens, sorted
 	maxLen  int            // the longest token text in bytes (WPM)
 	pieces  []byte         // all pieces, concatenated
@@ -169,9 +170,18 @@ func (t *Tokenizer) EOT() int32 { return t.eot }
 // EOM returns the end-of-message token id ("<|eom_id|>"), or NoToken.
 func (t *Tokenizer) EOM() int32 { return t.eom }
 
-// IsEOG reports whether id ends generation: EOS, EOT, EOM or any token whose text llama.cpp
-// treats so ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-// "<|eom_id|>", "<EOT>"). An id outside the vocabulary is not.
+// FIM returns the fill-in-the-middle token ids (prefix, suffix, middle, pad, repository,
+// file separator; tokenizer.ggml.fim_*_token_id or found by their text such as
+// "<|fim_prefix|>"), NoToken for those the vocabulary lacks.
+func (t *Tokenizer) FIM() (pre, suf, mid, pad, rep, sep int32) {
+	f := t.fim
+	return f[0], f[1], f[2], f[3], f[4], f[5]
+}
+
+// IsEOG reports whether id ends generation: EOS, EOT, EOM, the fill-in-the-middle pad,
+// repository and file separator tokens, or any token whose text llama.cpp treats so
+// ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
+// "<EOT>"). An id outside the vocabulary is not.
 func (t *Tokenizer) IsEOG(id int32) bool {
 	_, found := slices.BinarySearch(t.eog, id)
 	return found

@@ -81,6 +81,10 @@ type Vocab struct {
 	// ids, NoToken when absent. NewVocab leaves EOT and EOM absent; FromGGUF finds them
 	// by their text when the file does not name them, as llama.cpp does.
 	EOT, EOM, CLS, MASK int32
+	// FIMPre, FIMSuf, FIMMid, FIMPad, FIMRep and FIMSep are the fill-in-the-middle tokens
+	// (prefix, suffix, middle, pad, repository, file separator), NoToken when absent; New
+	// finds them by their text when absent, as llama.cpp does.
+	FIMPre, FIMSuf, FIMMid, FIMPad, FIMRep, FIMSep int32
 	// AddBOS says whether Tokenize with addSpecial puts the BOS token first
 	// (tokenizer.ggml.add_bos_token), AddEOS whether it puts EOS last (add_eos_token).
 	AddBOS, AddEOS bool
@@ -99,7 +103,8 @@ type Vocab struct {
 // [PAD] 0, [MASK] 103 and add_bos true. The token lists are left empty for the caller.
 func NewVocab(model string) Vocab {
 	v := Vocab{Model: model, BOS: NoToken, EOS: NoToken, UNK: NoToken, SEP: NoToken, PAD: NoToken,
-		EOT: NoToken, EOM: NoToken, CLS: NoToken, MASK: NoToken}
+		EOT: NoToken, EOM: NoToken, CLS: NoToken, MASK: NoToken, FIMPre: NoToken, FIMSuf: NoToken,
+		FIMMid: NoToken, FIMPad: NoToken, FIMRep: NoToken, FIMSep: NoToken}
 	switch model {
 	case ModelSPM:
 		v.BOS, v.EOS, v.UNK, v.AddBOS, v.AddSpacePrefix = 1, 2, 0, true, true
@@ -167,7 +172,9 @@ func (v *Vocab) validate() error {
 		name string
 		id   int32
 	}{{"bos", v.BOS}, {"eos", v.EOS}, {"unknown", v.UNK}, {"seperator", v.SEP}, {"padding", v.PAD},
-		{"eot", v.EOT}, {"eom", v.EOM}, {"cls", v.CLS}, {"mask", v.MASK}} {
+		{"eot", v.EOT}, {"eom", v.EOM}, {"cls", v.CLS}, {"mask", v.MASK}, {"fim_pre", v.FIMPre},
+		{"fim_suf", v.FIMSuf}, {"fim_mid", v.FIMMid}, {"fim_pad", v.FIMPad}, {"fim_rep", v.FIMRep},
+		{"fim_sep", v.FIMSep}} {
 		if s.id < NoToken || s.id >= int32(n) {
 			return fmt.Errorf("tokenizer: %s token id %d is outside the vocabulary of %d tokens: use NoToken (-1) for none", s.name, s.id, n)
 		}
