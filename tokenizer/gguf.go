@@ -71,6 +71,9 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			return nil, err
 		}
 		v.AddBOS = p.addBOS
+		if p.noBOS {
+			v.BOS = NoToken
+		}
 	}
 	if v.Tokens, err = f.GetStrings(KeyTokens); err != nil {
 		return nil, keyError(KeyTokens, "an array of strings", err)

@@ -99,6 +99,60 @@ func refLlama3(digits string) refStep {
 	}
 }
 
+// refTekken is the tekken pattern on collapsed text, alternative by alternative (\s+(?!\S)
+// emulated).
+func refTekken() refStep {
+	const L, N, S = `A-Za-z\x{E000}`, `0-9\x{E001}`, `\t\n\v\f\r `
+	alt := regexp.MustCompile(`^(?:[^\r\n` + L + N + `]?[A-Z\x{E000}]*[a-z\x{E000}]+|[^\r\n` + L + N + `]?[A-Z\x{E000}]+[a-z\x{E000}]*|[` + N + `]| ?[^` + S + L + N + `]+[\r\n/]*|[` + S + `]*[\r\n]+)`)
+	spaces := regexp.MustCompile(`^[` + S + `]+`)
+	return func(s string) []string {
+		// Match on the collapsed text, cut the original.
+		var out []string
+		orig := []rune(s)
+		cs := collapseString(s)
+		for len(cs) > 0 {
+			n := len(alt.FindString(cs))
+			if n == 0 {
+				m := spaces.FindString(cs)
+				require_(m != "", "no alternative matches %q", cs)
+				n = len(m)
+				if n < len(cs) && n > 1 {
+					n-- // \s+(?!\S): whitespace here is ASCII, one byte each
+				}
+			}
+			k := utf8.RuneCountInString(cs[:n])
+			out = append(out, string(orig[:k]))
+			orig, cs = orig[k:], cs[n:]
+		}
+		return out
+	}
+}
+
+// collapseString collapses s as llama.cpp does before std::regex: every non-ASCII code point
+// becomes a placeholder of its class (letter U+E000, number U+E001, punctuation U+E002,
+// whitespace \v, other U+E003), so that patterns can name classes with ASCII ranges.
+func collapseString(s string) string {
+	var sb strings.Builder
+	for _, c := range s {
+		f := cptFlags(c)
+		switch {
+		case c < 0x80:
+			sb.WriteRune(c)
+		case f&flagWhitespace != 0:
+			sb.WriteRune('\v')
+		case f&flagLetter != 0:
+			sb.WriteRune(0xE000)
+		case f&flagNumber != 0:
+			sb.WriteRune(0xE001)
+		case f&flagPunctuation != 0:
+			sb.WriteRune(0xE002)
+		default:
+			sb.WriteRune(0xE003)
+		}
+	}
+	return sb.String()
+}
+
 // refPre lists, per pre-tokenizer, the reference steps.
 var refPre = map[string][]refStep{
 	"gpt-2":     {refPreTokenize},
@@ -111,6 +165,7 @@ var refPre = map[string][]refStep{
 		wideStep(`[一-龥ࠀ-一가-퟿]+`), reStep(`\pN`)},
 	"deepseek-llm": {wideStep(`[\r\n]`), wideStep(`\s?[` + rangesRegexp(deepseekLetters) + `]+`),
 		wideStep(`\s?[!-/:-~！-／：-～‘-‟　-。]+`), wideStep(`\s+$`), wideStep(`[一-龥ࠀ-一가-퟿]+`), reStep(`\pN+`)},
+	"tekken": {refTekken()},
 	"bloom":  {wideStep(bloomRE)},
 	"viking": {wideStep(bloomRE), reStep(`\pN`)},
 }
@@ -170,6 +225,7 @@ func TestPreTokenizerCases(t *testing.T) {
 		{"deepseek-coder", "def f(x):\n\treturn x**2 # 平方"},
 		{"falcon", "a+b<=c 1234567 ==> `x`"},
 		{"default", "a+b<=c 1234567 ==> `x`"},
+		{"tekken", "HelloWorld ABCdef ÀbcDÉF x/y\n//z"},
 	}
 	for _, c := range cases {
 		words := preSplit(t, c.pre, c.text)
@@ -179,7 +235,7 @@ func TestPreTokenizerCases(t *testing.T) {
 	_, err := lookupPre("no-such-pre")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"no-such-pre"`)
-	_, err = lookupPre("tekken")
+	_, err = lookupPre("gpt-4o")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not implemented")
 }

@@ -160,3 +160,92 @@ func contractionAt(p *preText, pos, hi int, anyCase bool) int {
 	}
 	return 0
 }
+
+// tekkenSplit cuts by the pattern of Mistral's tekken tokenizer (as llama.cpp rewrites it)
+//
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// where a non-ASCII letter counts as both upper and lower case (llama.cpp matches the
+// pattern on text whose non-ASCII letters are all one placeholder).
+func tekkenSplit(p *preText, lo, hi int, out []int32) []int32 {
+	cp, fl := p.cpts, p.flags
+	is := func(i int, flag uint16) bool { return i < hi && fl[i]&flag != 0 }
+	isCRLF := func(i int) bool { return i < hi && (cp[i] == '\r' || cp[i] == '\n') }
+	notLower := func(i int) bool { return is(i, flagLetter) && !(cp[i] >= 'a' && cp[i] <= 'z') }
+	notUpper := func(i int) bool { return is(i, flagLetter) && !(cp[i] >= 'A' && cp[i] <= 'Z') }
+	letters := func(pos int) int {
+		starts := []int{pos}
+		if pos < hi && !isCRLF(pos) && !is(pos, flagLetter|flagNumber) {
+			starts = []int{pos + 1, pos} // the optional prefix, taken first
+		}
+		for _, s := range starts { // upper* lower+, giving back uppers as needed
+			e := s
+			for notLower(e) {
+				e++
+			}
+			for k := e; k >= s; k-- {
+				if notUpper(k) {
+					for notUpper(k) {
+						k++
+					}
+					return k
+				}
+			}
+		}
+		for _, s := range starts { // upper+ lower*
+			if notLower(s) {
+				e := s
+				for notLower(e) {
+					e++
+				}
+				for notUpper(e) {
+					e++
+				}
+				return e
+			}
+		}
+		return 0
+	}
+	for pos := lo; pos < hi; {
+		k := letters(pos)
+		switch {
+		case k > 0:
+		case is(pos, flagNumber):
+			k = pos + 1
+		default:
+			j := pos
+			if cp[pos] == ' ' {
+				j++
+			}
+			if j < hi && fl[j]&(flagWhitespace|flagLetter|flagNumber) == 0 {
+				k = j + 1
+				for k < hi && fl[k]&(flagWhitespace|flagLetter|flagNumber) == 0 {
+					k++
+				}
+				for isCRLF(k) || k < hi && cp[k] == '/' {
+					k++
+				}
+				break
+			}
+			k = pos
+			lastCRLF := -1
+			for is(k, flagWhitespace) {
+				if isCRLF(k) {
+					lastCRLF = k + 1
+				}
+				k++
+			}
+			switch {
+			case lastCRLF > 0:
+				k = lastCRLF
+			case k == pos:
+				k = pos + 1
+			case k-pos > 1 && k < hi:
+				k--
+			}
+		}
+		out = append(out, int32(k))
+		pos = k
+	}
+	return out
+}

@@ -14,6 +14,7 @@ type preType struct {
 	splits       []splitter
 	ignoreMerges bool // a word that is a token is taken whole, without merging
 	addBOS       bool // llama.cpp sets add_bos for this type (a file's add_bos_token still wins)
+	noBOS        bool // llama.cpp drops the default BOS id (a file's bos_token_id still wins)
 }
 
 var (
@@ -34,12 +35,14 @@ var preTypes = map[string]preType{
 		searchSplitter(threeDigits),
 	}},
 	// Llama 3 and the names llama.cpp treats the same.
-	"llama3":    {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
-	"llama-v3":  {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
-	"llama-bpe": {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
-	"falcon3":   {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
-	"dbrx":      {splits: llama3Pattern},
-	"smaug-bpe": {splits: llama3Pattern},
+	"llama3":      {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
+	"llama-v3":    {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
+	"llama-bpe":   {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
+	"falcon3":     {splits: llama3Pattern, ignoreMerges: true, addBOS: true},
+	"chatglm-bpe": {splits: llama3Pattern, noBOS: true},
+	"dbrx":        {splits: llama3Pattern},
+	"tekken":      {splits: []splitter{tekkenSplit}, ignoreMerges: true, addBOS: true},
+	"smaug-bpe":   {splits: llama3Pattern},
 	"deepseek-llm": {splits: []splitter{
 		searchSplitter(oneOf(classCRLF)),
 		searchSplitter(spaceThenRun(rangeTable(deepseekLetters))),
@@ -119,7 +122,7 @@ func lookupPre(name string) (preType, error) {
 
 // unsupportedPre are the pre-tokenizers llama.cpp c392e5094 knows that this package does
 // not implement.
-var unsupportedPre = []string{"chatglm-bpe", "tekken", "chameleon", "gpt-4o", "deepseek-v3"}
+var unsupportedPre = []string{"chameleon", "gpt-4o", "deepseek-v3"}
 
 // cjkRanges is the class [一-龥ࠀ-一가-퟿] of the DeepSeek patterns.
 const cjkRanges = "一-龥ࠀ-一가-퟿"
