@@ -101,9 +101,9 @@ func refLlama3(digits string) refStep {
 
 // refTekken is the tekken pattern on collapsed text, alternative by alternative (\s+(?!\S)
 // emulated).
-func refTekken() refStep {
+func refTekken(contraction, digits string) refStep {
 	const L, N, S = `A-Za-z\x{E000}`, `0-9\x{E001}`, `\t\n\v\f\r `
-	alt := regexp.MustCompile(`^(?:[^\r\n` + L + N + `]?[A-Z\x{E000}]*[a-z\x{E000}]+|[^\r\n` + L + N + `]?[A-Z\x{E000}]+[a-z\x{E000}]*|[` + N + `]| ?[^` + S + L + N + `]+[\r\n/]*|[` + S + `]*[\r\n]+)`)
+	alt := regexp.MustCompile(`^(?:[^\r\n` + L + N + `]?[A-Z\x{E000}]*[a-z\x{E000}]+` + contraction + `|[^\r\n` + L + N + `]?[A-Z\x{E000}]+[a-z\x{E000}]*` + contraction + `|[` + N + `]{1,` + digits + `}| ?[^` + S + L + N + `]+[\r\n/]*|[` + S + `]*[\r\n]+)`)
 	spaces := regexp.MustCompile(`^[` + S + `]+`)
 	return func(s string) []string {
 		// Match on the collapsed text, cut the original.
@@ -165,7 +165,8 @@ var refPre = map[string][]refStep{
 		wideStep(`[一-龥ࠀ-一가-퟿]+`), reStep(`\pN`)},
 	"deepseek-llm": {wideStep(`[\r\n]`), wideStep(`\s?[` + rangesRegexp(deepseekLetters) + `]+`),
 		wideStep(`\s?[!-/:-~！-／：-～‘-‟　-。]+`), wideStep(`\s+$`), wideStep(`[一-龥ࠀ-一가-퟿]+`), reStep(`\pN+`)},
-	"tekken": {refTekken()},
+	"tekken": {refTekken("", "1")},
+	"gpt-4o": {refTekken(`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?`, "3")},
 	"bloom":  {wideStep(bloomRE)},
 	"viking": {wideStep(bloomRE), reStep(`\pN`)},
 }
@@ -235,7 +236,7 @@ func TestPreTokenizerCases(t *testing.T) {
 	_, err := lookupPre("no-such-pre")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"no-such-pre"`)
-	_, err = lookupPre("gpt-4o")
+	_, err = lookupPre("chameleon")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not implemented")
 }

@@ -168,6 +168,19 @@ func contractionAt(p *preText, pos, hi int, anyCase bool) int {
 // where a non-ASCII letter counts as both upper and lower case (llama.cpp matches the
 // pattern on text whose non-ASCII letters are all one placeholder).
 func tekkenSplit(p *preText, lo, hi int, out []int32) []int32 {
+	return casedSplit(p, lo, hi, out, false, 1)
+}
+
+// gpt4oSplit cuts by the GPT-4o pattern: tekken's, with an optional English contraction
+// ((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?) after each run of letters and
+// numbers in runs of up to three (\p{N}{1,3}).
+func gpt4oSplit(p *preText, lo, hi int, out []int32) []int32 {
+	return casedSplit(p, lo, hi, out, true, 3)
+}
+
+// casedSplit is tekkenSplit and gpt4oSplit: contractions says whether a contraction may
+// follow the letters, maxDigits how many numbers make one piece.
+func casedSplit(p *preText, lo, hi int, out []int32, contractions bool, maxDigits int) []int32 {
 	cp, fl := p.cpts, p.flags
 	is := func(i int, flag uint16) bool { return i < hi && fl[i]&flag != 0 }
 	isCRLF := func(i int) bool { return i < hi && (cp[i] == '\r' || cp[i] == '\n') }
@@ -210,8 +223,16 @@ func tekkenSplit(p *preText, lo, hi int, out []int32) []int32 {
 		k := letters(pos)
 		switch {
 		case k > 0:
+			if contractions && k < hi {
+				if end := contractionAt(p, k, hi, true); end > 0 {
+					k = end
+				}
+			}
 		case is(pos, flagNumber):
 			k = pos + 1
+			for k < hi && k-pos < maxDigits && is(k, flagNumber) {
+				k++
+			}
 		default:
 			j := pos
 			if cp[pos] == ' ' {

@@ -42,6 +42,7 @@ var preTypes = map[string]preType{
 	"chatglm-bpe": {splits: llama3Pattern, noBOS: true},
 	"dbrx":        {splits: llama3Pattern},
 	"tekken":      {splits: []splitter{tekkenSplit}, ignoreMerges: true, addBOS: true},
+	"gpt-4o":      {splits: []splitter{gpt4oSplit}},
 	"smaug-bpe":   {splits: llama3Pattern},
 	"deepseek-llm": {splits: []splitter{
 		searchSplitter(oneOf(classCRLF)),
@@ -122,7 +123,7 @@ func lookupPre(name string) (preType, error) {
 
 // unsupportedPre are the pre-tokenizers llama.cpp c392e5094 knows that this package does
 // not implement.
-var unsupportedPre = []string{"chameleon", "gpt-4o", "deepseek-v3"}
+var unsupportedPre = []string{"chameleon", "deepseek-v3"}
 
 // cjkRanges is the class [一-龥ࠀ-一가-퟿] of the DeepSeek patterns.
 const cjkRanges = "一-龥ࠀ-一가-퟿"
