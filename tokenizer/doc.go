@@ -8,9 +8,9 @@
 //     spaces written as "▁" (U+2581) and byte fallback to the tokens <0x00>…<0xFF>;
 //   - "gpt2": byte-level BPE with merges ranked by their order and the pre-tokenizer named by
 //     tokenizer.ggml.pre (see PreTokenizers: default, gpt-2, llama-bpe, qwen2, deepseek-llm,
-//     deepseek-coder, falcon, mpt, starcoder, refact, tekken, gpt-4o, bloom, chatglm-bpe and the
-//     names llama.cpp treats the same;
-//     a missing key means "default", as in llama.cpp, and an unknown name is an error);
+//     deepseek-coder, deepseek-v3, falcon, mpt, starcoder, refact, tekken, gpt-4o, bloom,
+//     chatglm-bpe and the names llama.cpp treats the same; a missing key means "default",
+//     as in llama.cpp, and an unknown name is an error);
 //   - "bert": WordPiece (WPM) of BERT models: text normalized (accents dropped, lower case),
 //     cut at whitespace, punctuation and CJK characters, and each word matched greedily
 //     against the longest pieces; Tokenize with addSpecial gives [CLS] ... [SEP].
@@ -43,5 +43,5 @@
 // canonical decompositions that WPM's normalization needs.
 //
 // Not supported (FromGGUF returns an error that names them): the t5 (UGM) and rwkv
-// vocabulary models, and the BPE pre-tokenizers chameleon and deepseek-v3.
+// vocabulary models, and the BPE pre-tokenizer chameleon.
 package tokenizer

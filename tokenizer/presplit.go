@@ -102,6 +102,20 @@ func runOf(c class) matcher {
 	}
 }
 
+// runOfAtMost matches C{1,n}.
+func runOfAtMost(c class, n int) matcher {
+	return func(p *preText, pos, hi int) (int, bool, int) {
+		i := pos
+		for i < hi && i-pos < n && c(p.cpts[i], p.flags[i]) {
+			i++
+		}
+		if i == pos {
+			return 0, false, pos + 1
+		}
+		return i, true, 0
+	}
+}
+
 // oneOf matches C.
 func oneOf(c class) matcher {
 	return func(p *preText, pos, hi int) (int, bool, int) {
@@ -232,4 +246,77 @@ func rangeTable(ranges [][2]rune) class {
 		}
 		return i < len(ranges) && ranges[i][0] <= c
 	}
+}
+
+// deepseek3Words matches the third pattern of deepseek-v3
+//
+//	[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// with the categories as llama.cpp collapses them: among ASCII characters \p{S} is only
+// $+<=>^`| (not ~) and \p{M} has none.
+func deepseek3Words(p *preText, pos, hi int) (int, bool, int) {
+	cp, fl := p.cpts, p.flags
+	in := func(i int, c class) bool { return i < hi && c(cp[i], fl[i]) }
+	asciiLetter := func(c rune, _ uint16) bool { return c < 128 && (c|0x20) >= 'a' && (c|0x20) <= 'z' }
+	letterOrMark := func(c rune, f uint16) bool { return f&flagLetter != 0 || c >= 128 && f&flagMark != 0 }
+	punctOrSymbol := func(c rune, f uint16) bool { return collapsedPunct(c, f) || collapsedSymbol(c, f) }
+	run := func(i int, c class) int {
+		for in(i, c) {
+			i++
+		}
+		return i
+	}
+	// [!-/:-@[-`{-~][A-Za-z]+
+	if c := cp[pos]; c < 128 && c > ' ' && c != 0x7F && !asciiLetter(c, 0) && (c < '0' || c > '9') && in(pos+1, asciiLetter) {
+		return run(pos+1, asciiLetter), true, 0
+	}
+	// [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+	if c, f := cp[pos], fl[pos]; c != '\r' && c != '\n' && f&flagLetter == 0 && !punctOrSymbol(c, f) && in(pos+1, letterOrMark) {
+		return run(pos+1, letterOrMark), true, 0
+	}
+	if in(pos, letterOrMark) {
+		return run(pos, letterOrMark), true, 0
+	}
+	// " ?[\p{P}\p{S}]+[\r\n]*"
+	j := pos
+	if cp[pos] == ' ' && in(pos+1, punctOrSymbol) {
+		j++
+	}
+	if in(j, punctOrSymbol) {
+		return run(run(j, punctOrSymbol), classCRLF), true, 0
+	}
+	// \s*[\r\n]+ | \s+(?!\S) | \s+
+	k, lastCRLF := pos, -1
+	for in(k, isSpaceClass) {
+		if cp[k] == '\r' || cp[k] == '\n' {
+			lastCRLF = k + 1
+		}
+		k++
+	}
+	switch {
+	case lastCRLF > 0:
+		return lastCRLF, true, 0
+	case k == pos:
+		return 0, false, pos + 1
+	case k-pos > 1 && k < hi:
+		return k - 1, true, 0
+	}
+	return k, true, 0
+}
+
+// collapsedPunct is \p{P} as llama.cpp collapses it (the ASCII punctuation, or the category).
+func collapsedPunct(c rune, f uint16) bool {
+	if c < 128 {
+		return c >= '!' && c <= '#' || c >= '%' && c <= '*' || c >= ',' && c <= '/' || c == ':' || c == ';' ||
+			c == '?' || c == '@' || c >= '[' && c <= ']' || c == '_' || c == '{' || c == '}'
+	}
+	return f&flagWhitespace == 0 && f&flagPunctuation != 0
+}
+
+// collapsedSymbol is \p{S} as llama.cpp collapses it: among ASCII characters only $+<=>^`|.
+func collapsedSymbol(c rune, f uint16) bool {
+	if c < 128 {
+		return c == '$' || c == '+' || c >= '<' && c <= '>' || c == '^' || c == '`' || c == '|'
+	}
+	return f&flagWhitespace == 0 && f&flagSymbol != 0
 }

@@ -128,9 +128,50 @@ func refTekken(contraction, digits string) refStep {
 	}
 }
 
+// refDeepseek3 is the third deepseek-v3 pattern on collapsed text: a search (text no
+// alternative matches stays a piece), alternative by alternative, \s+(?!\S) emulated.
+func refDeepseek3(s string) []string {
+	const L, P, S, M = `A-Za-z\x{E000}`, `!-#%-*,-/:;?@\[-\]_{}\x{E002}`, "$+<=>^`|\\x{E005}", `\x{E004}`
+	alt := regexp.MustCompile("^(?:[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n" + L + P + S + "]?[" + L + M + "]+| ?[" + P + S + "]+[\\r\\n]*|[\\t\\n\\v\\f\\r ]*[\\r\\n]+)")
+	spaces := regexp.MustCompile(`^[\t\n\v\f\r ]+`)
+	var out []string
+	orig := []rune(s)
+	cs := collapseString(s)
+	gap := 0 // code points of unmatched text before cs
+	for len(cs) > 0 {
+		n := len(alt.FindString(cs))
+		if n == 0 {
+			if m := spaces.FindString(cs); m != "" {
+				n = len(m)
+				if n < len(cs) && n > 1 {
+					n--
+				}
+			}
+		}
+		if n == 0 {
+			_, w := utf8.DecodeRuneInString(cs)
+			cs = cs[w:]
+			gap++
+			continue
+		}
+		if gap > 0 {
+			out = append(out, string(orig[:gap]))
+			orig = orig[gap:]
+			gap = 0
+		}
+		k := utf8.RuneCountInString(cs[:n])
+		out = append(out, string(orig[:k]))
+		orig, cs = orig[k:], cs[n:]
+	}
+	if gap > 0 {
+		out = append(out, string(orig))
+	}
+	return out
+}
+
 // collapseString collapses s as llama.cpp does before std::regex: every non-ASCII code point
 // becomes a placeholder of its class (letter U+E000, number U+E001, punctuation U+E002,
-// whitespace \v, other U+E003), so that patterns can name classes with ASCII ranges.
+// mark U+E004, symbol U+E005, whitespace \v, other U+E003), so that patterns can name classes with ASCII ranges.
 func collapseString(s string) string {
 	var sb strings.Builder
 	for _, c := range s {
@@ -146,6 +187,10 @@ func collapseString(s string) string {
 			sb.WriteRune(0xE001)
 		case f&flagPunctuation != 0:
 			sb.WriteRune(0xE002)
+		case f&flagMark != 0:
+			sb.WriteRune(0xE004)
+		case f&flagSymbol != 0:
+			sb.WriteRune(0xE005)
 		default:
 			sb.WriteRune(0xE003)
 		}
@@ -165,10 +210,11 @@ var refPre = map[string][]refStep{
 		wideStep(`[一-龥ࠀ-一가-퟿]+`), reStep(`\pN`)},
 	"deepseek-llm": {wideStep(`[\r\n]`), wideStep(`\s?[` + rangesRegexp(deepseekLetters) + `]+`),
 		wideStep(`\s?[!-/:-~！-／：-～‘-‟　-。]+`), wideStep(`\s+$`), wideStep(`[一-龥ࠀ-一가-퟿]+`), reStep(`\pN+`)},
-	"tekken": {refTekken("", "1")},
-	"gpt-4o": {refTekken(`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?`, "3")},
-	"bloom":  {wideStep(bloomRE)},
-	"viking": {wideStep(bloomRE), reStep(`\pN`)},
+	"tekken":      {refTekken("", "1")},
+	"deepseek-v3": {reStep(`\pN{1,3}`), reStep(`[一-龥぀-ゟ゠-ヿ]+`), refDeepseek3},
+	"gpt-4o":      {refTekken(`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?`, "3")},
+	"bloom":       {wideStep(bloomRE)},
+	"viking":      {wideStep(bloomRE), reStep(`\pN`)},
 }
 
 // bloomRE is " ?[^(\s|.,!?…。，、।۔،)]+".

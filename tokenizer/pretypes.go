@@ -52,6 +52,11 @@ var preTypes = map[string]preType{
 		searchSplitter(runOf(rangesClass(cjkRanges))),
 		searchSplitter(runOf(classNumberP)),
 	}},
+	"deepseek-v3": {splits: []splitter{
+		searchSplitter(runOfAtMost(classNumberP, 3)),
+		searchSplitter(runOf(rangesClass("一-龥぀-ゟ゠-ヿ"))),
+		searchSplitter(deepseek3Words),
+	}},
 	"deepseek-coder": {splits: []splitter{
 		searchSplitter(oneOf(classCRLF)),
 		searchSplitter(spaceThenRun(classLetterP)),
@@ -123,7 +128,7 @@ func lookupPre(name string) (preType, error) {
 
 // unsupportedPre are the pre-tokenizers llama.cpp c392e5094 knows that this package does
 // not implement.
-var unsupportedPre = []string{"chameleon", "deepseek-v3"}
+var unsupportedPre = []string{"chameleon"}
 
 // cjkRanges is the class [一-龥ࠀ-一가-퟿] of the DeepSeek patterns.
 const cjkRanges = "一-龥ࠀ-一가-퟿"
