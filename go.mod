@@ -4,13 +4,13 @@ go 1.24
 
 require (
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/text v0.28.0
 	modernc.org/cc/v4 v4.27.1
 )
 
 require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/text v0.28.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/opt v0.2.0 // indirect
 	modernc.org/sortutil v1.2.1 // indirect
