@@ -4,6 +4,7 @@ go 1.24
 
 require (
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/text v0.28.0
 	modernc.org/cc/v4 v4.27.1
 )
 
