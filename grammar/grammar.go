@@ -20,11 +20,11 @@ type elem struct {
 // Grammar is a compiled GBNF grammar. It is immutable and safe for concurrent use; each
 // generated sequence gets its own Matcher (or Constraint) from it.
 type Grammar struct {
-	elems []elem     // every alternative of every rule, each ended by elemEnd
-	alts  [][]int32  // per rule: the start of each alternative in elems
-	names []string   // per rule
-	gen   []bool     // per rule: made by the parser for a group or repetition
-	sets  []charSet  // character sets referenced by elemChar
+	elems []elem    // every alternative of every rule, each ended by elemEnd
+	alts  [][]int32 // per rule: the start of each alternative in elems
+	names []string  // per rule
+	gen   []bool    // per rule: made by the parser for a group or repetition
+	sets  []charSet // character sets referenced by elemChar
 	root  int32
 }
 

@@ -13,10 +13,10 @@ import (
 )
 
 var matchTables = []struct {
-	name     string
-	src      string
-	accept   []string
-	reject   []string
+	name   string
+	src    string
+	accept []string
+	reject []string
 }{
 	{"json", JSONGrammar,
 		[]string{`{}`, `[]`, `0`, `-0.5e+10`, `"a\"b\\c\u00E9"`, ` {"a": [1, {"b": null}], "c": true} `, `"日本語 🦙"`, "[\n\t1,\n\t2\n]"},

@@ -152,14 +152,31 @@ func (m *Matcher) stepByte(out, stacks []int32, u utf8State, b byte) ([]int32, u
 // stepRune appends the stacks that follow stacks once code point cp has matched.
 func (m *Matcher) stepRune(out, stacks []int32, cp rune) []int32 {
 	a := m.a
-	a.begin()
 	sets := m.g.sets
+	first, matched := int32(-1), 0
 	for _, s := range stacks {
 		if s == empty {
 			continue
 		}
-		cs := a.set[s]
-		if cs < 0 || !sets[cs].has(cp) {
+		if cs := a.set[s]; cs >= 0 && sets[cs].has(cp) {
+			if matched == 0 {
+				first = s
+			}
+			matched++
+		}
+	}
+	switch matched {
+	case 0:
+		return out
+	case 1: // the common case: one stack's successors, already without duplicates
+		return append(out, a.next(first)...)
+	}
+	a.begin()
+	for _, s := range stacks {
+		if s == empty {
+			continue
+		}
+		if cs := a.set[s]; cs < 0 || !sets[cs].has(cp) {
 			continue
 		}
 		for _, t := range a.next(s) {
