@@ -36,12 +36,12 @@ ws     ::= [ \t\n]{0,20}
 `
 
 var (
-	jsonValue  = MustParse(JSONGrammar)
-	jsonObject = MustParse(JSONObjectGrammar)
+	jsonValue = MustParse(JSONGrammar)
+	jsonObj   = MustParse(JSONObjectGrammar)
 )
 
 // JSON returns the compiled JSONGrammar.
 func JSON() *Grammar { return jsonValue }
 
 // JSONObject returns the compiled JSONObjectGrammar (JSON mode).
-func JSONObject() *Grammar { return jsonObject }
+func JSONObject() *Grammar { return jsonObj }
