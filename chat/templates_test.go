@@ -10,7 +10,9 @@ import (
 	"testing"
 )
 
-// The templates in testdata are the tokenizer.chat_template of the models' files (data).
+// The templates in testdata are the tokenizer.chat_template of the models' files (data):
+// Llama 3.2 3B Instruct, Qwen 2.5 7B Instruct, Gemma 2 2B it, Phi-3.5 mini instruct,
+// Phi-3 mini 128k instruct, Mistral Nemo Instruct 2407.
 // The expected texts below were written by reading each template.
 
 const weatherTool = `{"type": "function", "function": {"name": "get_weather", "description": "Get the weather",
@@ -104,6 +106,9 @@ func TestModelTemplates(t *testing.T) {
 		{"phi 3.5 no prompt", "phi-3.5.jinja", "<s>", "<|endoftext|>",
 			Request{Messages: plainChat[1:3]},
 			"<|user|>\nHi!<|end|>\n<|assistant|>\nHello.<|end|>\n<|endoftext|>"},
+		{"phi 3 mini", "phi-3-mini.jinja", "<s>", "<|endoftext|>",
+			Request{Messages: plainChat, AddGenerationPrompt: true},
+			"<s><|user|>\nHi!<|end|>\n<|assistant|>\nHello.<|end|>\n<|user|>\n2+2?<|end|>\n<|assistant|>\n"},
 		{"mistral chat", "mistral-nemo.jinja", "<s>", "</s>",
 			Request{Messages: plainChat, AddGenerationPrompt: true},
 			"<s>[INST]Hi![/INST]Hello.</s>[INST]You are terse.\n\n2+2?[/INST]"},
