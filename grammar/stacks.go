@@ -30,10 +30,13 @@ type arena struct {
 	xgen   uint32
 	xEnd   uint32
 	err    error
+	sets   setCache // for Mask
 }
 
 func newArena(g *Grammar) *arena {
-	return &arena{g: g, index: make(map[uint64]int32)}
+	a := &arena{g: g, index: make(map[uint64]int32)}
+	a.sets.reset()
+	return a
 }
 
 func (a *arena) size() int { return len(a.pos) }
