@@ -39,6 +39,31 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// Mask agrees with Allows on a vocabulary cut from the input, token by token
+		var pieces []string
+		pieces = append(pieces, "")
+		for i := 0; i < len(input); i += 1 + i%3 {
+			pieces = append(pieces, input[i:min(len(input), i+1+i%3)])
+		}
+		pieces = append(pieces, "a", " ", "\xc3", "\xa9", "\"")
+		v, _ := NewVocab(len(pieces), func(id int32) []byte { return []byte(pieces[id]) }, 0)
+		c, err := NewConstraint(g, v, Options{MaxStacks: 256})
+		if err == nil {
+			allowed := make([]bool, len(pieces))
+			for step := 1; step < len(pieces) && step < 20; step++ {
+				if c.Mask(allowed) != nil {
+					break
+				}
+				for id, ok := range allowed {
+					if ok != c.Allows(int32(id)) {
+						t.Fatalf("Mask and Allows disagree on %q", pieces[id])
+					}
+				}
+				if !allowed[step] || c.Accept(int32(step)) != nil {
+					break
+				}
+			}
+		}
 		whole := m.AcceptString(input) == nil && m.Complete()
 		if whole != (g2.Match(input)) {
 			// g2.Match uses the default MaxStacks; only compare when neither hit a limit
