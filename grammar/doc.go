@@ -37,10 +37,14 @@
 // the tokens below it) at the first byte the grammar rejects; Allows checks a single
 // token. Constraint implements sampling.Constraint, so a sampling.Sampler can use it.
 //
-// Per-token cost, 32,000-token LLaMA vocabulary, JSON grammar, one core (see
-// bench_test.go): Allows of one token 15–21 ns; Mask where few tokens fit (after "{", in
-// a number) 7 µs (0.23 ns per vocabulary entry); Mask inside a string, where 31,700
-// tokens fit, 1.8 ms (55 ns per entry).
+// Per-token cost with the 32,000-token LLaMA vocabulary and the JSON grammar, on the
+// shared 2-core development VM (figures vary about 2× with its load; see bench_test.go
+// and sampling's BenchmarkGrammarOverhead32k): Allows of one token 15–60 ns; Accept of a
+// 9-byte token 0.5 µs; Mask where few tokens fit (after "{", inside a number) 5–15 µs,
+// under 0.5 ns per vocabulary entry; Mask inside a string, where 31,731 tokens fit,
+// 1.6–2.5 ms, 50–80 ns per entry. Mask interns the stack sets it meets and caches their
+// transitions per byte, so states that recur (a string's body) cost a table lookup per
+// trie node.
 //
 // # JSON
 //
