@@ -18,7 +18,8 @@ import (
 // ones, whose keys are not checked against the listed ones); items, minItems, maxItems;
 // enum, const; anyOf, oneOf (generated as anyOf: a value may fit several branches); allOf
 // with one schema; $ref to "#", "#/$defs/…" and "#/definitions/…" (recursion included);
-// minLength and maxLength of strings; format date, time, date-time and uuid. Annotations
+// minLength and maxLength of strings; format date, time, date-time and uuid; minimum,
+// maximum, exclusiveMinimum and exclusiveMaximum of integers (up to 16 digits). Annotations
 // (title, description, default, examples, $schema, $id, $comment, deprecated, readOnly,
 // writeOnly) are ignored. Any other keyword is an error that names it, rather than a
 // grammar that would silently accept more than the schema.
@@ -86,7 +87,8 @@ var schemaAnnotations = map[string]bool{"title": true, "description": true, "def
 
 var schemaKeywords = map[string]bool{"type": true, "properties": true, "required": true, "additionalProperties": true,
 	"items": true, "minItems": true, "maxItems": true, "enum": true, "const": true, "anyOf": true, "oneOf": true,
-	"allOf": true, "$ref": true, "minLength": true, "maxLength": true, "format": true}
+	"allOf": true, "$ref": true, "minLength": true, "maxLength": true, "format": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true}
 
 type schemaConv struct {
 	doc   any
@@ -333,8 +335,35 @@ func repetition(lo int, hasHi bool, hi int) string {
 }
 
 func (c *schemaConv) typed(s jsonObject, t, hint, path string) (string, error) {
+	_, b1 := s.get("minimum")
+	_, b2 := s.get("maximum")
+	_, b3 := s.get("exclusiveMinimum")
+	_, b4 := s.get("exclusiveMaximum")
+	bounded := b1 || b2 || b3 || b4
 	switch t {
-	case "boolean", "null", "number", "integer":
+	case "integer":
+		if !bounded {
+			return c.use(t), nil
+		}
+		lo, hasLo, err := intBound(s, path, true)
+		if err != nil {
+			return "", err
+		}
+		hi, hasHi, err := intBound(s, path, false)
+		if err != nil {
+			return "", err
+		}
+		e, err := intRangeGBNF(lo, hasLo, hi, hasHi)
+		if err != nil {
+			return "", schemaErr(path, "%v", err)
+		}
+		return c.rule(hint, e), nil
+	case "number":
+		if bounded {
+			return "", schemaErr(path, "minimum/maximum are supported for integers only: use type integer, or remove the bounds")
+		}
+		return c.use(t), nil
+	case "boolean", "null":
 		return c.use(t), nil
 	case "string":
 		if f, ok := s.get("format"); ok {

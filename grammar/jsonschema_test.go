@@ -40,6 +40,9 @@ var schemaTables = []struct {
 		"properties": {"c": {"allOf": [{"$ref": "#/definitions/color"}], "description": "a color"}}, "required": ["c"]}`,
 		[]string{`{"c": "red"}`},
 		[]string{`{"c": "blue"}`, `{}`}},
+	{"bounded integers", `{"type": "array", "items": {"type": "integer", "minimum": -5, "exclusiveMaximum": 120}, "maxItems": 4}`,
+		[]string{`[]`, `[-5, 0, 119]`, `[7]`},
+		[]string{`[-6]`, `[120]`, `[1.5]`}},
 	{"any", `{}`, []string{`1`, `{"a": [null]}`}, []string{`{`}},
 }
 
@@ -71,7 +74,8 @@ func TestJSONSchemaTables(t *testing.T) {
 func TestJSONSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, contains string }{
 		{`{"type": "string", "pattern": "^a"}`, `keyword "pattern" is not supported`},
-		{`{"type": "number", "minimum": 0}`, `keyword "minimum"`},
+		{`{"type": "number", "multipleOf": 2}`, `keyword "multipleOf"`},
+		{`{"type": "number", "minimum": 0}`, `integers only`},
 		{`{"$ref": "https://example.com/s.json"}`, "only references within the schema"},
 		{`{"$ref": "#/$defs/missing"}`, "no such definition"},
 		{`{"type": "object", "properties": {"a": {}}, "required": ["b"]}`, `required property "b"`},

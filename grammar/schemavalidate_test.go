@@ -105,6 +105,20 @@ func validateObj(root any, s jsonObject, v any) error {
 				return fmt.Errorf("bad %s %q", f, v)
 			}
 		}
+	case json.Number:
+		f, _ := v.Float64()
+		for _, b := range []struct {
+			key string
+			bad func(x, b float64) bool
+		}{{"minimum", func(x, b float64) bool { return x < b }}, {"maximum", func(x, b float64) bool { return x > b }},
+			{"exclusiveMinimum", func(x, b float64) bool { return x <= b }}, {"exclusiveMaximum", func(x, b float64) bool { return x >= b }}} {
+			if lim, ok := s.get(b.key); ok {
+				l, _ := lim.(json.Number).Float64()
+				if b.bad(f, l) {
+					return fmt.Errorf("%v violates %s %v", v, b.key, l)
+				}
+			}
+		}
 	case []any:
 		if lo, ok := s.get("minItems"); ok && int64(len(v)) < num(lo) {
 			return fmt.Errorf("too few items")
