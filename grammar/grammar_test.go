@@ -204,7 +204,7 @@ func TestConstrainedGenerationProperty(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, uint64(len(tc.name))))
 		done := 0
 		for run := 0; run < 30; run++ {
-			s, ended := generate(t, tc.g, v, r, 60, 0.5)
+			s, ended := generate(t, tc.g, v, r, 200, 0.5)
 			if !utf8.ValidString(s) && ended {
 				t.Errorf("%s: invalid UTF-8 %q", tc.name, s)
 			}
@@ -222,8 +222,8 @@ func TestConstrainedGenerationProperty(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d of 30 runs ended with EOS", tc.name, done)
-		if done == 0 {
-			t.Errorf("%s: no run completed", tc.name)
+		if done < 15 {
+			t.Errorf("%s: only %d of 30 runs completed", tc.name, done)
 		}
 	}
 }

@@ -119,8 +119,8 @@ func TestJSONSchemaGenerationValidates(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d of 30 runs ended", tc.name, done)
-		if done == 0 {
-			t.Errorf("%s: no run ended", tc.name)
+		if done < 15 {
+			t.Errorf("%s: only %d of 30 runs ended", tc.name, done)
 		}
 	}
 }
