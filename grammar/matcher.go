@@ -12,8 +12,9 @@ type Options struct {
 	// 0 means 4096.
 	MaxStacks int
 	// MaxNodes is the size, in stack nodes, at which the matcher drops its caches and keeps
-	// only its live stacks (memory stays bounded over long generations). 0 means 1<<20
-	// (about 40 MiB at most).
+	// only its live stacks (memory stays bounded over long generations). 0 means 1<<17
+	// (with Mask's transition cache, at most about 20 MiB per Matcher; a JSON grammar
+	// typically uses well under 1 MiB).
 	MaxNodes int
 }
 
@@ -22,7 +23,7 @@ func (o Options) withDefaults() Options {
 		o.MaxStacks = 4096
 	}
 	if o.MaxNodes <= 0 {
-		o.MaxNodes = 1 << 20
+		o.MaxNodes = 1 << 17
 	}
 	return o
 }

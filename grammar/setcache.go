@@ -23,8 +23,8 @@ type setCache struct {
 
 const (
 	deadSet          = -1
-	maxCachedTrans   = 1 << 20 // transitions kept before the cache is dropped
-	maxDenseSets     = 2048    // sets with a 1 KiB table of their transitions
+	maxCachedTrans   = 1 << 18 // transitions and sets kept before the cache is dropped
+	maxDenseSets     = 1024    // sets with a 1 KiB table of their transitions
 	denseAfterLookup = 32      // lookups of a set before it gets a table
 )
 
