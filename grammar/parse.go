@@ -381,7 +381,6 @@ func (p *parser) postfix(name string, seq []sym, start int) []sym {
 		if len(seq) == start { // an empty item ("" or a group matching only "")
 			seq = append(seq, sym{symRef, p.newRule(name, [][]sym{{}})})
 		}
-		_ = at
 		item := seq[start:]
 		var unit sym
 		if len(item) == 1 {
