@@ -18,7 +18,8 @@ import (
 // ones, whose keys are not checked against the listed ones); items, minItems, maxItems;
 // enum, const; anyOf, oneOf (generated as anyOf: a value may fit several branches); allOf
 // with one schema; $ref to "#", "#/$defs/…" and "#/definitions/…" (recursion included);
-// minLength and maxLength of strings; format date, time, date-time and uuid; minimum,
+// minLength and maxLength of strings; pattern (RE2 syntax, see patternGBNF); format
+// date, time, date-time and uuid; minimum,
 // maximum, exclusiveMinimum and exclusiveMaximum of integers (up to 16 digits). Annotations
 // (title, description, default, examples, $schema, $id, $comment, deprecated, readOnly,
 // writeOnly) are ignored. Any other keyword is an error that names it, rather than a
@@ -57,20 +58,21 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 
 // primitive rules, added to a schema's grammar when used
 var schemaPrimitives = map[string]string{
-	"ws":        `[ \t\n]{0,20}`,
-	"value":     `object | array | string | number | boolean | null`,
-	"object":    `"{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* ws )? "}"`,
-	"array":     `"[" ws ( value ( ws "," ws value )* ws )? "]"`,
-	"string":    `"\"" char* "\""`,
-	"char":      `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )`,
-	"number":    `"-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
-	"integer":   `"-"? ( "0" | [1-9] [0-9]{0,15} )`,
-	"boolean":   `"true" | "false"`,
-	"null":      `"null"`,
-	"date":      `[0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] )`,
-	"time":      `( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{1,9} )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )`,
-	"date-time": `date "T" time`,
-	"uuid":      `[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12}`,
+	"ws":         `[ \t\n]{0,20}`,
+	"value":      `object | array | string | number | boolean | null`,
+	"object":     `"{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* ws )? "}"`,
+	"array":      `"[" ws ( value ( ws "," ws value )* ws )? "]"`,
+	"string":     `"\"" char* "\""`,
+	"char":       `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )`,
+	"char-no-nl": `[^"\\\x00-\x1F] | "\\" ( ["\\/bfrt] | "u" ( [1-9a-fA-F] [0-9a-fA-F]{3} | "0" [1-9a-fA-F] [0-9a-fA-F]{2} | "00" [1-9a-fA-F] [0-9a-fA-F] | "000" [0-9b-fB-F] ) )`,
+	"number":     `"-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
+	"integer":    `"-"? ( "0" | [1-9] [0-9]{0,15} )`,
+	"boolean":    `"true" | "false"`,
+	"null":       `"null"`,
+	"date":       `[0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] )`,
+	"time":       `( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{1,9} )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )`,
+	"date-time":  `date "T" time`,
+	"uuid":       `[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12}`,
 }
 
 var primitiveDeps = map[string][]string{
@@ -88,7 +90,7 @@ var schemaAnnotations = map[string]bool{"title": true, "description": true, "def
 var schemaKeywords = map[string]bool{"type": true, "properties": true, "required": true, "additionalProperties": true,
 	"items": true, "minItems": true, "maxItems": true, "enum": true, "const": true, "anyOf": true, "oneOf": true,
 	"allOf": true, "$ref": true, "minLength": true, "maxLength": true, "format": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true}
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "pattern": true}
 
 type schemaConv struct {
 	doc   any
@@ -374,6 +376,23 @@ func (c *schemaConv) typed(s jsonObject, t, hint, path string) (string, error) {
 				return c.rule(hint, `"\"" `+name+` "\""`), nil
 			}
 			return "", schemaErr(path, "string format %s is not supported (date, time, date-time and uuid are): remove it", appendJSON(nil, f))
+		}
+		if p, ok := s.get("pattern"); ok {
+			ps, isStr := p.(string)
+			if !isStr {
+				return "", schemaErr(path, "pattern must be a string")
+			}
+			if _, l1 := s.get("minLength"); l1 {
+				return "", schemaErr(path, "pattern together with minLength/maxLength is not supported: put the length into the pattern")
+			}
+			if _, l2 := s.get("maxLength"); l2 {
+				return "", schemaErr(path, "pattern together with minLength/maxLength is not supported: put the length into the pattern")
+			}
+			e, err := c.patternGBNF(ps, path)
+			if err != nil {
+				return "", err
+			}
+			return c.rule(hint, e), nil
 		}
 		lo, _, err := intKeyword(s, "minLength", path)
 		if err != nil {

@@ -43,6 +43,13 @@ var schemaTables = []struct {
 	{"bounded integers", `{"type": "array", "items": {"type": "integer", "minimum": -5, "exclusiveMaximum": 120}, "maxItems": 4}`,
 		[]string{`[]`, `[-5, 0, 119]`, `[7]`},
 		[]string{`[-6]`, `[120]`, `[1.5]`}},
+	{"patterns", `{"type": "object", "properties": {
+		"id": {"type": "string", "pattern": "^[A-Z]{2}-\\d{3,4}$"},
+		"tag": {"type": "string", "pattern": "x|y\"z"},
+		"word": {"type": "string", "pattern": "(?i)^ab+c?$"},
+		"odd": {"type": "string", "pattern": "^[^a-z]\\\\.$"}}, "required": ["id", "tag", "word"]}`,
+		[]string{`{"id": "AB-123", "tag": "..x..", "word": "aBB"}`, `{"id":"QQ-1234","tag":"y\"z","word":"AbbC","odd":"\"\\x"}`, `{"id":"AB-000","tag":"x","word":"ab","odd":"\u0001\\é"}`},
+		[]string{`{"id": "AB-12", "tag": "x", "word": "ab"}`, `{"id": "AB-123", "tag": "q", "word": "ab"}`, `{"id": "AB-123", "tag": "x", "word": "abx"}`, `{"id":"AB-123","tag":"x","word":"ab","odd":"a\\b"}`, `{"id":"AB-123","tag":"x","word":"ab","odd":"1\\\n"}`, `{"id":"AB-123","tag":"x","word":"ab","odd":"1\\\u000A"}`}},
 	{"any", `{}`, []string{`1`, `{"a": [null]}`}, []string{`{`}},
 }
 
@@ -73,8 +80,11 @@ func TestJSONSchemaTables(t *testing.T) {
 
 func TestJSONSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, contains string }{
-		{`{"type": "string", "pattern": "^a"}`, `keyword "pattern" is not supported`},
 		{`{"type": "number", "multipleOf": 2}`, `keyword "multipleOf"`},
+		{`{"type": "string", "pattern": "a\\bc"}`, `not supported in patterns`},
+		{`{"type": "string", "pattern": "a^b"}`, `not supported in patterns`},
+		{`{"type": "string", "pattern": "(a"}`, `not a regular expression`},
+		{`{"type": "string", "pattern": "a", "maxLength": 3}`, `together with minLength`},
 		{`{"type": "number", "minimum": 0}`, `integers only`},
 		{`{"$ref": "https://example.com/s.json"}`, "only references within the schema"},
 		{`{"$ref": "#/$defs/missing"}`, "no such definition"},
@@ -104,7 +114,7 @@ func TestJSONSchemaGenerationValidates(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, uint64(len(tc.name))))
 		done := 0
 		for run := 0; run < 30; run++ {
-			s, ended := generate(t, g, v, r, 80, 0.7)
+			s, ended := generate(t, g, v, r, 160, 0.7)
 			if !ended {
 				continue
 			}

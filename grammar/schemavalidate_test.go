@@ -94,6 +94,9 @@ func validateObj(root any, s jsonObject, v any) error {
 		if hi, ok := s.get("maxLength"); ok && int64(n) > num(hi) {
 			return fmt.Errorf("too long")
 		}
+		if p, ok := s.get("pattern"); ok && !regexp.MustCompile(p.(string)).MatchString(v) {
+			return fmt.Errorf("%q does not match %s", v, p)
+		}
 		if f, ok := s.get("format"); ok {
 			re := map[string]*regexp.Regexp{"date": dateRE, "time": timeRE, "uuid": uuidRE}[f.(string)]
 			if f == "date-time" {
