@@ -5,9 +5,11 @@
 // them. raise_exception in a template becomes an error wrapping ErrTemplate with its
 // message.
 //
-// The Jinja engine is github.com/ardanlabs/jinja (pure Go, no dependencies), written for
-// exactly these templates and used by the kronk/yzma serving stack; v1.8.0 is the newest
-// release that builds with Go 1.26 (later ones need Go 1.27). Where it differs from
+// The Jinja engine is github.com/ardanlabs/jinja: pure Go, no dependencies, written for
+// exactly these templates (its own tests render the templates of Qwen, Llama, Mistral,
+// Gemma and gpt-oss files and requests of the kronk server), released often (v1.1 to
+// v1.14 in autumn 2026). v1.8.0 is the newest release that builds with Go 1.26 (later
+// ones need Go 1.27). Where it differs from
 // Hugging Face's Jinja in ways that change prompts, this package compensates:
 // tojson(indent=N) (Llama 3.x tool lists) keeps key order and does not escape <, >, &
 // (the common form {{ x | tojson(indent=N) }} is rewritten to an encoder of ours); JSON
