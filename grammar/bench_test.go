@@ -78,3 +78,14 @@ func BenchmarkAccept(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNewVocab measures building the byte trie of the 32,000-token LLaMA vocabulary
+// (once per model).
+func BenchmarkNewVocab(b *testing.B) {
+	_, tok := llamaVocab(b)
+	for b.Loop() {
+		if _, err := NewVocab(tok.NumTokens(), tok.Piece, tok.EOS()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -17,7 +17,7 @@ type Vocab struct {
 	nodes  []trieNode
 	edges  []trieEdge
 	toks   []int32 // tokens ending at each node, grouped by node
-	pieces [][]byte
+	pieces [][]byte // views into one buffer
 }
 
 type trieNode struct {
@@ -39,6 +39,8 @@ func NewVocab(n int, piece func(id int32) []byte, eog ...int32) (*Vocab, error) 
 		return nil, fmt.Errorf("grammar: a vocabulary needs at least one token (got %d)", n)
 	}
 	v := &Vocab{n: n, eog: make([]bool, n), pieces: make([][]byte, n)}
+	var buf []byte
+	ends := make([]int, n)
 	for _, e := range eog {
 		if e < 0 || int(e) >= n {
 			return nil, fmt.Errorf("grammar: end-of-generation token %d is outside the vocabulary of %d tokens", e, n)
@@ -48,10 +50,16 @@ func NewVocab(n int, piece func(id int32) []byte, eog ...int32) (*Vocab, error) 
 	ids := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
 		p := piece(int32(i))
-		v.pieces[i] = bytes.Clone(p)
+		buf = append(buf, p...)
+		ends[i] = len(buf)
 		if len(p) > 0 && !v.eog[i] {
 			ids = append(ids, int32(i))
 		}
+	}
+	start := 0
+	for i, end := range ends {
+		v.pieces[i] = buf[start:end:end]
+		start = end
 	}
 	slices.SortFunc(ids, func(a, b int32) int {
 		if c := bytes.Compare(v.pieces[a], v.pieces[b]); c != 0 {
