@@ -16,7 +16,7 @@ type Vocab struct {
 	eog    []bool
 	nodes  []trieNode
 	edges  []trieEdge
-	toks   []int32 // tokens ending at each node, grouped by node
+	toks   []int32  // tokens ending at each node, grouped by node
 	pieces [][]byte // views into one buffer
 }
 
