@@ -150,6 +150,11 @@ func TestTooManyStacks(t *testing.T) {
 	if !errors.Is(err, ErrTooManyStacks) {
 		t.Fatalf("got %v, want ErrTooManyStacks", err)
 	}
+	// nested bounded repetitions whose expansion would make billions of stacks fail fast
+	g = MustParse(`root ::= (("a"{0,4096}){0,4096}){0,4096} "b"`)
+	if _, err := g.NewMatcher(Options{}); !errors.Is(err, ErrTooManyStacks) {
+		t.Fatalf("got %v, want ErrTooManyStacks", err)
+	}
 }
 
 func TestMemoryBounded(t *testing.T) {

@@ -61,7 +61,7 @@ func (g *Grammar) NewMatcher(opts Options) (*Matcher, error) {
 
 // Reset goes back to the start of the grammar (and frees the caches).
 func (m *Matcher) Reset() error {
-	m.a = newArena(m.g)
+	m.a = newArena(m.g, m.opts)
 	m.utf = utf8State{}
 	m.stacks = m.stacks[:0]
 	for _, s := range m.g.alts[m.g.root] {
@@ -228,7 +228,7 @@ func (m *Matcher) AcceptString(s string) error { return m.AcceptBytes([]byte(s))
 // compact rebuilds the arena with only the live stacks, dropping the caches.
 func (m *Matcher) compact() {
 	old := m.a
-	a := newArena(m.g)
+	a := newArena(m.g, m.opts)
 	var copyNode func(id int32) int32
 	copyNode = func(id int32) int32 {
 		if id == empty {
@@ -242,7 +242,8 @@ func (m *Matcher) compact() {
 	m.a = a
 }
 
-// Match reports whether s is a complete sentence of the grammar.
+// Match reports whether s is a complete sentence of the grammar. It is false too when the
+// grammar is too ambiguous to follow s within the default Options (ErrTooManyStacks).
 func (g *Grammar) Match(s string) bool {
 	m, err := g.NewMatcher(Options{})
 	if err != nil {

@@ -31,10 +31,12 @@ type arena struct {
 	xEnd   uint32
 	err    error
 	sets   setCache // for Mask
+	limit  int      // most stacks one expansion may produce (Options.MaxStacks)
+	cap    int      // most nodes before expansions fail (a multiple of Options.MaxNodes)
 }
 
-func newArena(g *Grammar) *arena {
-	a := &arena{g: g, index: make(map[uint64]int32)}
+func newArena(g *Grammar, opts Options) *arena {
+	a := &arena{g: g, index: make(map[uint64]int32), limit: opts.MaxStacks, cap: 4 * opts.MaxNodes}
 	a.sets.reset()
 	return a
 }
@@ -47,6 +49,9 @@ func (a *arena) node(pos, below int32) int32 {
 		return id
 	}
 	id := int32(len(a.pos))
+	if len(a.pos) >= a.cap {
+		a.err = ErrTooManyStacks // a grammar whose expansions explode; stop them
+	}
 	a.pos = append(a.pos, pos)
 	a.below = append(a.below, below)
 	s := int32(-1)
@@ -96,6 +101,9 @@ func (a *arena) xadd(out []int32, id int32) []int32 {
 		return out
 	}
 	a.xstamp[id] = a.xgen
+	if len(out) >= a.limit {
+		a.err = ErrTooManyStacks
+	}
 	return append(out, id)
 }
 
@@ -120,6 +128,9 @@ func (a *arena) add(out []int32, id int32) []int32 {
 // alternatives are popped.
 func (a *arena) expand(out []int32, id int32, depth int) []int32 {
 	for {
+		if a.err != nil {
+			return out
+		}
 		if id == empty {
 			return a.xadd(out, empty)
 		}
@@ -146,6 +157,9 @@ func (a *arena) expand(out []int32, id int32, depth int) []int32 {
 		}
 		for _, s := range a.g.alts[e.arg] {
 			out = a.expand(out, a.node(s, below), depth+1)
+			if a.err != nil {
+				break
+			}
 		}
 		return out
 	}
