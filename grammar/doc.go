@@ -38,13 +38,13 @@
 // token. Constraint implements sampling.Constraint, so a sampling.Sampler can use it.
 //
 // Per-token cost with the 32,000-token LLaMA vocabulary and the JSON grammar, on the
-// shared 2-core development VM (figures vary about 2× with its load; see bench_test.go
-// and sampling's BenchmarkGrammarOverhead32k): Allows of one token 15–60 ns; Accept of a
-// 9-byte token 0.5 µs; Mask where few tokens fit (after "{", inside a number) 5–15 µs,
-// under 0.5 ns per vocabulary entry; Mask inside a string, where 31,731 tokens fit,
-// 1.6–2.5 ms, 50–80 ns per entry. Mask interns the stack sets it meets and caches their
-// transitions per byte, so states that recur (a string's body) cost a table lookup per
-// trie node.
+// shared 2-core development VM (best of runs; up to 2× more when the VM is busy; see
+// bench_test.go and sampling's BenchmarkGrammarOverhead32k): Allows of one token 13–40 ns;
+// Accept of a 9-byte token 0.6 µs; Mask where few tokens fit (after "{", inside a number)
+// 2.7–4.3 µs, about 0.1 ns per vocabulary entry; Mask inside a string, where 31,731
+// tokens fit, 1.1–1.3 ms, 33–42 ns per entry. Mask interns the stack sets it meets and
+// caches their transitions per byte, so states that recur (a string's body) cost a table
+// lookup per trie node. Building the Vocab takes about 30 ms, once per model.
 //
 // # JSON
 //

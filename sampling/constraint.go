@@ -29,10 +29,10 @@ const (
 	// common_sampler_sample of 2024 does the same). Checking one token costs tens of
 	// nanoseconds; the full filter, which is needed only when the model strays, costs
 	// microseconds to a few milliseconds per token depending on how many tokens the
-	// grammar allows (over 32,000 logits with the JSON grammar: a draw inside a string
-	// costs about the same as without a constraint, against 1.6–2.5 ms eager; where only a
-	// few tokens fit and the first draw is usually rejected, lazy costs about twice an
-	// unconstrained draw, eager less than one). At Temp ≤ 0 it picks the same token as
+	// grammar allows (a draw from 32,000 logits with the JSON grammar, where an
+	// unconstrained draw takes about 50 µs: inside a string lazy adds 5–10 µs and eager
+	// 1 ms; after "{", where only a quote or whitespace fits and the first draw is
+	// usually rejected, lazy takes 90 µs and eager 41 µs). At Temp ≤ 0 it picks the same token as
 	// ConstraintEager; at higher
 	// temperatures the distribution differs slightly, because the truncation stages
 	// (top-k, top-p, ...) saw the unconstrained logits when the first draw is kept.
