@@ -56,7 +56,7 @@ cp "$root/build/consumer/every.go.txt" every.go
 cat > go.mod <<MOD
 module example.com/consumer
 
-go 1.24
+go 1.26
 
 require $mod $ver
 MOD
