@@ -244,6 +244,9 @@ func LoadModel(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.Arch != "llama" || h.NExpert > 0 {
+		return nil, fmt.Errorf("train: %s: only dense llama-architecture models can be trained (this file is %q)", path, h.Arch)
+	}
 	if h.NHeadKV != h.NHead {
 		return nil, errors.New("train: models with grouped-query attention are not supported")
 	}
