@@ -13,10 +13,6 @@ struct cu_rope_params {
     float corr0, corr1;
 };
 
-static float cu_rope_yarn_corr_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {
-    return n_dims * logf(n_orig_ctx / (n_rot * 2 * 3.14159265358979323846f)) / (2 * logf(base));
-}
-
 __device__ __forceinline__ void cu_rope_yarn(const cu_rope_params & p, float theta_extrap, int i0, float & c, float & s) {
     const float theta_interp = p.freq_scale * theta_extrap;
     float theta = theta_interp;
@@ -132,14 +128,15 @@ bool ggml_cu_rope_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     if (dst->op == GGML_OP_ALIBI) {
         return a != NULL && a->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 && cu_same_shape(a, dst) &&
-               ggml_x_get_op_params_i32(dst, 1) > 0;
+               ggml_x_alibi_params_get(dst).n_head > 0;
     }
     const ggml_tensor * pos = dst->src[1];
     if (a == NULL || pos == NULL || pos->type != GGML_TYPE_I32 || !ggml_is_contiguous(pos)) {
         return false;
     }
     // ggml_x_rope_ext (frequency factors, 2025 NeoX semantics) has no CUDA kernel: the CPU runs it
-    if (ggml_x_get_op_params_i32(dst, 13) != 0 || dst->src[2] != NULL) {
+    const ggml_x_rope_params rp = ggml_x_rope_params_get(dst);
+    if (rp.ext || dst->src[2] != NULL) {
         return false;
     }
     if (!cu_is_float(a->type) || dst->type != a->type || !cu_same_shape(a, dst)) {
@@ -148,8 +145,8 @@ bool ggml_cu_rope_supported(const ggml_tensor * dst) {
     if (ggml_nelements(pos) < a->ne[2]) {
         return false;
     }
-    const int n_dims = ggml_x_get_op_params_i32(dst, 1);
-    const int mode   = ggml_x_get_op_params_i32(dst, 2);
+    const int n_dims = rp.n_dims;
+    const int mode   = rp.mode;
     if (n_dims <= 0 || n_dims % 2 != 0) {
         return false;
     }
@@ -165,8 +162,9 @@ bool ggml_cu_rope(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         return true;
     }
     if (dst->op == GGML_OP_ALIBI) {
-        const int n_head = ggml_x_get_op_params_i32(dst, 1);
-        const float max_bias = ggml_x_get_op_params_f32(dst, 2);
+        const ggml_x_alibi_params ap = ggml_x_alibi_params_get(dst);
+        const int n_head = ap.n_head;
+        const float max_bias = ap.max_bias;
         const int h = 1 << (int) floor(log2((double) n_head));
         const float m0 = powf(2.0f, -max_bias / h);
         const float m1 = powf(2.0f, -(max_bias / 2.0f) / h);
@@ -175,24 +173,22 @@ bool ggml_cu_rope(ggml_cu_ctx & ctx, ggml_tensor * dst) {
         return CU_LAUNCH_OK();
     }
 
+    // the kernel's copy of the op's parameters (op-params.h) and what it derives from them
+    const ggml_x_rope_params op = ggml_x_rope_params_get(dst);
     cu_rope_params p;
-    p.n_dims      = ggml_x_get_op_params_i32(dst, 1);
-    p.mode        = ggml_x_get_op_params_i32(dst, 2);
-    p.n_ctx       = ggml_x_get_op_params_i32(dst, 3);
-    const int n_orig_ctx = ggml_x_get_op_params_i32(dst, 4);
-    const float freq_base = ggml_x_get_op_params_f32(dst, 5);
-    p.freq_scale  = ggml_x_get_op_params_f32(dst, 6);
-    p.ext_factor  = ggml_x_get_op_params_f32(dst, 7);
-    p.attn_factor = ggml_x_get_op_params_f32(dst, 8);
-    const float beta_fast = ggml_x_get_op_params_f32(dst, 9);
-    const float beta_slow = ggml_x_get_op_params_f32(dst, 10);
-    p.xpos_base   = ggml_x_get_op_params_f32(dst, 11);
-    p.xpos_down   = ggml_x_get_op_params_i32(dst, 12) != 0;
-    p.theta_scale = powf(freq_base, -2.0f / p.n_dims);
-    const float lo = floorf(cu_rope_yarn_corr_dim(p.n_dims, n_orig_ctx, beta_fast, freq_base));
-    const float hi = ceilf(cu_rope_yarn_corr_dim(p.n_dims, n_orig_ctx, beta_slow, freq_base));
-    p.corr0 = lo > 0.0f ? lo : 0.0f;
-    p.corr1 = hi < (float) (p.n_dims - 1) ? hi : (float) (p.n_dims - 1);
+    p.n_dims      = op.n_dims;
+    p.mode        = op.mode;
+    p.n_ctx       = op.n_ctx;
+    p.freq_scale  = op.freq_scale;
+    p.ext_factor  = op.ext_factor;
+    p.attn_factor = op.attn_factor;
+    p.xpos_base   = op.xpos_base;
+    p.xpos_down   = op.xpos_down;
+    p.theta_scale = powf(op.freq_base, -2.0f / p.n_dims);
+    float corr[2];
+    ggml_x_rope_corr_dims(&op, corr);
+    p.corr0 = corr[0];
+    p.corr1 = corr[1];
 
     const int32_t * pos = (const int32_t *) dst->src[1]->data;
     const int64_t nrows = ggml_nrows(a);

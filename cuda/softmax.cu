@@ -89,7 +89,7 @@ bool ggml_cu_softmax_supported(const ggml_tensor * dst) {
 bool ggml_cu_softmax(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * mask = dst->src[1];
-    const float scale = ggml_x_get_op_params_f32(dst, 0);
+    const float scale = ggml_x_soft_max_scale_get(dst);
     const int64_t nrows = ggml_nrows(a);
     if (ggml_nelements(dst) == 0) {
         return true;

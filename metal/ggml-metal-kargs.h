@@ -25,4 +25,24 @@ typedef struct {
     float    f[16];                  // op parameters (floats)
 } ggml_metal_kargs;
 
+// The functions of kernel_unary (unary.metal), selected by i[0]; the host sets them by name.
+enum ggml_metal_unary_fn {
+    GGML_METAL_UNARY_SCALE      = 0,
+    GGML_METAL_UNARY_SQR        = 1,
+    GGML_METAL_UNARY_LEAKY_RELU = 2,
+    GGML_METAL_UNARY_TANH       = 3,
+    GGML_METAL_UNARY_RELU       = 4,
+    GGML_METAL_UNARY_GELU       = 5,
+    GGML_METAL_UNARY_GELU_QUICK = 6,
+    GGML_METAL_UNARY_SILU       = 7,
+    GGML_METAL_UNARY_SQRT       = 8,
+    GGML_METAL_UNARY_LOG        = 9,
+    GGML_METAL_UNARY_CLAMP      = 10,
+    GGML_METAL_UNARY_ABS        = 11,
+    GGML_METAL_UNARY_SGN        = 12,
+    GGML_METAL_UNARY_NEG        = 13,
+    GGML_METAL_UNARY_STEP       = 14,
+    GGML_METAL_UNARY_ELU        = 15,
+};
+
 #endif // GGML_METAL_KARGS_H

@@ -177,7 +177,7 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
     case GGML_OP_GROUP_NORM:
         return all_f32(op) && same_shape(src0, op) && op_i32(op, 0) > 0;
     case GGML_OP_ALIBI:
-        return all_f32(op) && same_shape(src0, op) && op_i32(op, 1) > 0;
+        return all_f32(op) && same_shape(src0, op) && ggml_x_alibi_params_get(op).n_head > 0;
     case GGML_OP_PAD:
         return all_f32(op) && op->ne[0] >= src0->ne[0] && op->ne[1] >= src0->ne[1] && op->ne[2] >= src0->ne[2] &&
                op->ne[3] >= src0->ne[3];
@@ -206,12 +206,13 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
     case GGML_OP_DIAG_MASK_INF:
         return all_f32(op) && same_shape(src0, op);
     case GGML_OP_ROPE: {
-        const int n_dims = op_i32(op, 1);
-        const int mode = op_i32(op, 2);
+        const struct ggml_x_rope_params rp = ggml_x_rope_params_get(op);
+        const int n_dims = rp.n_dims;
+        const int mode = rp.mode;
         return src0 != NULL && src1 != NULL && is_f32_or_f16(src0->type) && op->type == src0->type &&
                src1->type == GGML_TYPE_I32 && ggml_nelements(src1) >= src0->ne[2] && same_shape(src0, op) &&
                (mode == 0 || mode == 2) && n_dims > 0 && n_dims % 2 == 0 && n_dims <= src0->ne[0] &&
-               op_f32(op, 11) == 0.0f && op_i32(op, 13) == 0 && op->src[2] == NULL && // no ggml_x_rope_ext kernel
+               rp.xpos_base == 0.0f && !rp.ext && op->src[2] == NULL && // no xPos, no ggml_x_rope_ext kernel
                src0->nb[0] == ggml_type_size(src0->type) &&
                op->nb[0] == ggml_type_size(op->type);
     }
@@ -324,10 +325,6 @@ static int row_threads(int64_t n) {
     return nth;
 }
 
-static float rope_corr_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {
-    return n_dims * logf(n_orig_ctx / (n_rot * 2 * (float) M_PI)) / (2 * logf(base));
-}
-
 bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeCommandEncoder> enc,
                             const struct ggml_tensor * node, char * err, size_t err_size) {
     if (ggml_nelements(node) == 0) {
@@ -368,50 +365,50 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
     case GGML_OP_DIV: kid = GGML_METAL_K_DIV; break;
     case GGML_OP_SCALE:
         kid = GGML_METAL_K_UNARY;
-        k.i[0] = 0;
+        k.i[0] = GGML_METAL_UNARY_SCALE;
         k.f[0] = op_f32(node, 0);
         break;
     case GGML_OP_SQR:
         kid = GGML_METAL_K_UNARY;
-        k.i[0] = 1;
+        k.i[0] = GGML_METAL_UNARY_SQR;
         break;
     case GGML_OP_LEAKY_RELU:
         kid = GGML_METAL_K_UNARY;
-        k.i[0] = 2;
+        k.i[0] = GGML_METAL_UNARY_LEAKY_RELU;
         k.f[0] = op_f32(node, 0);
         break;
     case GGML_OP_SQRT:
         kid = GGML_METAL_K_UNARY;
-        k.i[0] = 8;
+        k.i[0] = GGML_METAL_UNARY_SQRT;
         break;
     case GGML_OP_LOG:
         kid = GGML_METAL_K_UNARY;
-        k.i[0] = 9;
+        k.i[0] = GGML_METAL_UNARY_LOG;
         break;
     case GGML_OP_CLAMP:
         kid = GGML_METAL_K_UNARY;
-        k.i[0] = 10;
+        k.i[0] = GGML_METAL_UNARY_CLAMP;
         k.f[0] = op_f32(node, 0);
         k.f[1] = op_f32(node, 1);
         break;
     case GGML_OP_UNARY:
         kid = GGML_METAL_K_UNARY;
         switch (ggml_get_unary_op(node)) {
-        case GGML_UNARY_OP_TANH:       k.i[0] = 3; break;
-        case GGML_UNARY_OP_RELU:       k.i[0] = 4; break;
-        case GGML_UNARY_OP_GELU:       k.i[0] = 5; break;
-        case GGML_UNARY_OP_GELU_QUICK: k.i[0] = 6; break;
-        case GGML_UNARY_OP_ABS:        k.i[0] = 11; break;
-        case GGML_UNARY_OP_SGN:        k.i[0] = 12; break;
-        case GGML_UNARY_OP_NEG:        k.i[0] = 13; break;
-        case GGML_UNARY_OP_STEP:       k.i[0] = 14; break;
-        case GGML_UNARY_OP_ELU:        k.i[0] = 15; break;
-        default:                       k.i[0] = 7; break; // SILU (supports_op admitted no other)
+        case GGML_UNARY_OP_TANH:       k.i[0] = GGML_METAL_UNARY_TANH; break;
+        case GGML_UNARY_OP_RELU:       k.i[0] = GGML_METAL_UNARY_RELU; break;
+        case GGML_UNARY_OP_GELU:       k.i[0] = GGML_METAL_UNARY_GELU; break;
+        case GGML_UNARY_OP_GELU_QUICK: k.i[0] = GGML_METAL_UNARY_GELU_QUICK; break;
+        case GGML_UNARY_OP_ABS:        k.i[0] = GGML_METAL_UNARY_ABS; break;
+        case GGML_UNARY_OP_SGN:        k.i[0] = GGML_METAL_UNARY_SGN; break;
+        case GGML_UNARY_OP_NEG:        k.i[0] = GGML_METAL_UNARY_NEG; break;
+        case GGML_UNARY_OP_STEP:       k.i[0] = GGML_METAL_UNARY_STEP; break;
+        case GGML_UNARY_OP_ELU:        k.i[0] = GGML_METAL_UNARY_ELU; break;
+        default:                       k.i[0] = GGML_METAL_UNARY_SILU; break; // supports_op admitted no other
         }
         break;
     case GGML_OP_RMS_NORM:
         kid = GGML_METAL_K_RMS_NORM;
-        k.f[0] = op_f32(node, 0);
+        k.f[0] = ggml_x_soft_max_scale_get(node);
         tg_mem = 32 * sizeof(float);
         break;
     case GGML_OP_GROUP_NORM:
@@ -423,8 +420,9 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         break;
     case GGML_OP_ALIBI: {
         kid = GGML_METAL_K_ALIBI;
-        const int n_head = op_i32(node, 1);
-        const float max_bias = op_f32(node, 2);
+        const struct ggml_x_alibi_params ap = ggml_x_alibi_params_get(node);
+        const int n_head = ap.n_head;
+        const float max_bias = ap.max_bias;
         const int h = 1 << (int) floor(log2((double) n_head));
         k.i[0] = h;
         k.f[0] = powf(2.0f, -max_bias / h);
@@ -491,21 +489,19 @@ bool ggml_metal_encode_node(struct ggml_metal_context * ctx, id<MTLComputeComman
         break;
     case GGML_OP_ROPE: {
         kid = GGML_METAL_K_ROPE;
-        const int n_dims = op_i32(node, 1);
-        const int n_orig_ctx = op_i32(node, 4);
-        const float freq_base = op_f32(node, 5);
-        k.i[0] = n_dims;
-        k.i[1] = op_i32(node, 2);
+        const struct ggml_x_rope_params rp = ggml_x_rope_params_get(node);
+        float corr[2];
+        ggml_x_rope_corr_dims(&rp, corr);
+        k.i[0] = rp.n_dims;
+        k.i[1] = rp.mode;
         k.i[2] = (int32_t) node->type;
-        k.f[0] = freq_base;
-        k.f[1] = op_f32(node, 6);
-        k.f[2] = op_f32(node, 7);
-        k.f[3] = op_f32(node, 8);
-        const float lo = floorf(rope_corr_dim(n_dims, n_orig_ctx, op_f32(node, 9), freq_base));
-        const float hi = ceilf(rope_corr_dim(n_dims, n_orig_ctx, op_f32(node, 10), freq_base));
-        k.f[4] = lo > 0.0f ? lo : 0.0f;
-        k.f[5] = hi < (float) (n_dims - 1) ? hi : (float) (n_dims - 1);
-        nth = (NSUInteger) row_threads(n_dims / 2);
+        k.f[0] = rp.freq_base;
+        k.f[1] = rp.freq_scale;
+        k.f[2] = rp.ext_factor;
+        k.f[3] = rp.attn_factor;
+        k.f[4] = corr[0];
+        k.f[5] = corr[1];
+        nth = (NSUInteger) row_threads(rp.n_dims / 2);
         break;
     }
     case GGML_OP_GET_ROWS:

@@ -1,45 +1,29 @@
 // unary.metal - element-wise F32 ops: SCALE (f[0]), SQR, SQRT, LOG, CLAMP (f[0], f[1]),
 // LEAKY_RELU (f[0] = negative slope) and the unary ops ABS, SGN, NEG, STEP, TANH, ELU, RELU,
 // GELU, GELU_QUICK, SILU. One threadgroup per row (i1, i2, i3);
-// threads stride over i0. i[0] selects the function.
-
-#define UNARY_SCALE      0
-#define UNARY_SQR        1
-#define UNARY_LEAKY_RELU 2
-#define UNARY_TANH       3
-#define UNARY_RELU       4
-#define UNARY_GELU       5
-#define UNARY_GELU_QUICK 6
-#define UNARY_SILU       7
-#define UNARY_SQRT       8
-#define UNARY_LOG        9
-#define UNARY_CLAMP      10
-#define UNARY_ABS        11
-#define UNARY_SGN        12
-#define UNARY_NEG        13
-#define UNARY_STEP       14
-#define UNARY_ELU        15
+// threads stride over i0. i[0] selects the function (enum ggml_metal_unary_fn of
+// ggml-metal-kargs.h, which the host uses too).
 
 inline float unary_apply(int fn, float x, float p, float q) {
     switch (fn) {
-    case UNARY_SQRT:       return sqrt(x);
-    case UNARY_LOG:        return log(x);
-    case UNARY_CLAMP:      return max(min(x, q), p);
-    case UNARY_ABS:        return fabs(x);
-    case UNARY_SGN:        return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
-    case UNARY_NEG:        return -x;
-    case UNARY_STEP:       return x > 0.0f ? 1.0f : 0.0f;
-    case UNARY_ELU:        return x > 0.0f ? x : exp(x) - 1.0f;
-    case UNARY_SCALE:      return x * p;
-    case UNARY_SQR:        return x * x;
-    case UNARY_LEAKY_RELU: return x > 0.0f ? x : x * p;
-    case UNARY_TANH:       return tanh(x);
-    case UNARY_RELU:       return x > 0.0f ? x : 0.0f;
-    case UNARY_GELU: {
+    case GGML_METAL_UNARY_SQRT:       return sqrt(x);
+    case GGML_METAL_UNARY_LOG:        return log(x);
+    case GGML_METAL_UNARY_CLAMP:      return max(min(x, q), p);
+    case GGML_METAL_UNARY_ABS:        return fabs(x);
+    case GGML_METAL_UNARY_SGN:        return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
+    case GGML_METAL_UNARY_NEG:        return -x;
+    case GGML_METAL_UNARY_STEP:       return x > 0.0f ? 1.0f : 0.0f;
+    case GGML_METAL_UNARY_ELU:        return x > 0.0f ? x : exp(x) - 1.0f;
+    case GGML_METAL_UNARY_SCALE:      return x * p;
+    case GGML_METAL_UNARY_SQR:        return x * x;
+    case GGML_METAL_UNARY_LEAKY_RELU: return x > 0.0f ? x : x * p;
+    case GGML_METAL_UNARY_TANH:       return tanh(x);
+    case GGML_METAL_UNARY_RELU:       return x > 0.0f ? x : 0.0f;
+    case GGML_METAL_UNARY_GELU: {
         const float c = 0.7978845608028654f; // sqrt(2/pi)
         return 0.5f * x * (1.0f + tanh(c * x * (1.0f + 0.044715f * x * x)));
     }
-    case UNARY_GELU_QUICK: return x / (1.0f + exp(-1.702f * x));
+    case GGML_METAL_UNARY_GELU_QUICK: return x / (1.0f + exp(-1.702f * x));
     default:               return x / (1.0f + exp(-x)); // SILU
     }
 }

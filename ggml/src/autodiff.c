@@ -250,7 +250,7 @@ static bool x_backward_soft_max(struct x_grad_state * st, struct ggml_tensor * t
     struct ggml_context * ctx = st->ctx;
     struct ggml_tensor * a = t->src[0];
     struct ggml_tensor * mask = t->src[1];
-    const float scale = ggml_x_get_op_params_f32(t, 0);
+    const float scale = ggml_x_soft_max_scale_get(t);
     // d(scale * a + mask) = y * (g - sum(g * y))
     struct ggml_tensor * dz = ggml_soft_max_back(ctx, x_dense(st, g), t);
     if (dz == NULL) {
@@ -282,26 +282,22 @@ static bool x_backward_rope(struct x_grad_state * st, struct ggml_tensor * t, st
     if (!a->grad) {
         return true;
     }
-    if (ggml_x_get_op_params_i32(t, 13) != 0) {
+    const struct ggml_x_rope_params p = ggml_x_rope_params_get(t);
+    if (p.ext) {
         ggml_x_error(st->ctx, "ggml_build_backward_expand: ggml_x_rope_ext has no gradient (node '%s')", t->name);
         return false;
     }
-    const int n_dims = ggml_x_get_op_params_i32(t, 1), mode = ggml_x_get_op_params_i32(t, 2);
-    const int n_ctx = ggml_x_get_op_params_i32(t, 3), n_orig = ggml_x_get_op_params_i32(t, 4);
-    const float fb = ggml_x_get_op_params_f32(t, 5), fs = ggml_x_get_op_params_f32(t, 6);
-    const float ef = ggml_x_get_op_params_f32(t, 7), af = ggml_x_get_op_params_f32(t, 8);
-    const float bf = ggml_x_get_op_params_f32(t, 9), bs = ggml_x_get_op_params_f32(t, 10);
-    const float xb = ggml_x_get_op_params_f32(t, 11);
-    const bool xd = ggml_x_get_op_params_i32(t, 12) != 0;
     struct ggml_tensor * r;
     if (back) {
         // the transpose of the transposed rotation is the rotation
-        r = ggml_rope_custom(st->ctx, x_dense(st, g), t->src[1], n_dims, mode, n_ctx, n_orig, fb, fs, ef, af, bf, bs);
+        r = ggml_rope_custom(st->ctx, x_dense(st, g), t->src[1], p.n_dims, p.mode, p.n_ctx, p.n_orig_ctx, p.freq_base,
+                             p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast, p.beta_slow);
         if (r != NULL) {
-            memcpy(r->op_params, t->op_params, sizeof(r->op_params));
+            ggml_x_rope_params_set(r, &p); // with xPos
         }
     } else {
-        r = ggml_rope_back(st->ctx, x_dense(st, g), t->src[1], n_dims, mode, n_ctx, n_orig, fb, fs, ef, af, bf, bs, xb, xd);
+        r = ggml_rope_back(st->ctx, x_dense(st, g), t->src[1], p.n_dims, p.mode, p.n_ctx, p.n_orig_ctx, p.freq_base,
+                           p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast, p.beta_slow, p.xpos_base, p.xpos_down);
     }
     return x_grad_add(st, a, r);
 }

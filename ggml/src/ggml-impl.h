@@ -209,4 +209,7 @@ bool ggml_x_type_valid(enum ggml_type type); // a real type (not 4, 5, COUNT or 
 }
 #endif
 
+#include "op-params.h" // typed access to op_params (after the closing brace: it has its own)
+
+
 #endif // GGML_IMPL_H

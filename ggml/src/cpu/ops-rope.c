@@ -28,48 +28,19 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-// dims at which the YaRN ramp starts / ends for a rotation count n_rot over the original context
-static float rope_yarn_corr_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {
-    return n_dims * logf(n_orig_ctx / (n_rot * 2 * (float) M_PI)) / (2 * logf(base));
-}
-
-// same values as the public ggml_rope_yarn_corr_dims (defined with the constructors in
-// ops/attention.c); kept here so the kernel does not depend on the constructor file
-static void rope_corr_dims(int n_dims, int n_orig_ctx, float freq_base, float beta_fast, float beta_slow,
-                           float dims[2]) {
-    const float lo = floorf(rope_yarn_corr_dim(n_dims, n_orig_ctx, beta_fast, freq_base));
-    const float hi = ceilf(rope_yarn_corr_dim(n_dims, n_orig_ctx, beta_slow, freq_base));
-    dims[0] = lo > 0.0f ? lo : 0.0f;
-    dims[1] = hi < (float) (n_dims - 1) ? hi : (float) (n_dims - 1);
-}
-
+// the op's parameters (op-params.h) and what the kernel derives from them
 struct rope_params {
-    int n_dims, mode, n_ctx, n_orig_ctx;
-    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, xpos_base;
-    bool xpos_down;
-    bool ext;              // ggml_x_rope_ext semantics
+    struct ggml_x_rope_params op;
     const float * factors; // ext: per-pair divisors of the angle, or NULL
     float theta_scale;
-    float corr_dims[2];
+    float corr_dims[2];    // the YaRN ramp (ggml_rope_yarn_corr_dims)
 };
 
 static void rope_read_params(const struct ggml_tensor * dst, struct rope_params * p) {
-    p->n_dims      = ggml_x_get_op_params_i32(dst, 1);
-    p->mode        = ggml_x_get_op_params_i32(dst, 2);
-    p->n_ctx       = ggml_x_get_op_params_i32(dst, 3);
-    p->n_orig_ctx  = ggml_x_get_op_params_i32(dst, 4);
-    p->freq_base   = ggml_x_get_op_params_f32(dst, 5);
-    p->freq_scale  = ggml_x_get_op_params_f32(dst, 6);
-    p->ext_factor  = ggml_x_get_op_params_f32(dst, 7);
-    p->attn_factor = ggml_x_get_op_params_f32(dst, 8);
-    p->beta_fast   = ggml_x_get_op_params_f32(dst, 9);
-    p->beta_slow   = ggml_x_get_op_params_f32(dst, 10);
-    p->xpos_base   = ggml_x_get_op_params_f32(dst, 11);
-    p->xpos_down   = ggml_x_get_op_params_i32(dst, 12) != 0;
-    p->ext         = ggml_x_get_op_params_i32(dst, 13) != 0;
-    p->factors     = p->ext && dst->src[2] != NULL ? (const float *) dst->src[2]->data : NULL;
-    p->theta_scale = powf(p->freq_base, -2.0f / p->n_dims);
-    rope_corr_dims(p->n_dims, p->n_orig_ctx, p->freq_base, p->beta_fast, p->beta_slow, p->corr_dims);
+    p->op          = ggml_x_rope_params_get(dst);
+    p->factors     = p->op.ext && dst->src[2] != NULL ? (const float *) dst->src[2]->data : NULL;
+    p->theta_scale = powf(p->op.freq_base, -2.0f / p->op.n_dims);
+    ggml_x_rope_corr_dims(&p->op, p->corr_dims);
 }
 
 // 1 at and below the low correction dim, 0 from the high one on, linear in between
@@ -80,13 +51,13 @@ static float rope_yarn_ramp(float low, float high, int i0) {
 
 // cos/sin of one pair; i0 selects the ramp position (i0 / 2)
 static void rope_yarn(const struct rope_params * p, float theta_extrap, int i0, float * c, float * s) {
-    const float theta_interp = p->freq_scale * theta_extrap;
+    const float theta_interp = p->op.freq_scale * theta_extrap;
     float theta = theta_interp;
-    float mscale = p->attn_factor;
-    if (p->ext_factor != 0.0f) {
-        const float ramp_mix = rope_yarn_ramp(p->corr_dims[0], p->corr_dims[1], i0) * p->ext_factor;
+    float mscale = p->op.attn_factor;
+    if (p->op.ext_factor != 0.0f) {
+        const float ramp_mix = rope_yarn_ramp(p->corr_dims[0], p->corr_dims[1], i0) * p->op.ext_factor;
         theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
-        mscale *= 1.0f + 0.1f * logf(1.0f / p->freq_scale);
+        mscale *= 1.0f + 0.1f * logf(1.0f / p->op.freq_scale);
     }
     *c = cosf(theta) * mscale;
     *s = sinf(theta) * mscale;
@@ -109,13 +80,14 @@ static bool rope_supports(const struct ggml_tensor * dst) {
     if (ggml_nelements(pos) < a->ne[2]) {
         return false;
     }
-    const int n_dims = ggml_x_get_op_params_i32(dst, 1);
-    const int mode   = ggml_x_get_op_params_i32(dst, 2);
+    const struct ggml_x_rope_params rp = ggml_x_rope_params_get(dst);
+    const int n_dims = rp.n_dims;
+    const int mode   = rp.mode;
     if (n_dims <= 0 || n_dims % 2 != 0) {
         return false;
     }
     const struct ggml_tensor * ff = dst->src[2];
-    if (ggml_x_get_op_params_i32(dst, 13) != 0) {
+    if (rp.ext) {
         if (dst->op != GGML_OP_ROPE || (mode != 0 && mode != 2)) {
             return false;
         }
@@ -133,7 +105,7 @@ static bool rope_supports(const struct ggml_tensor * dst) {
 }
 
 static size_t rope_work_size(const struct ggml_tensor * dst, int n_threads) {
-    const int64_t n_dims = ggml_x_get_op_params_i32(dst, 1);
+    const int64_t n_dims = ggml_x_rope_params_get(dst).n_dims;
     return 64 + (size_t) n_threads * (size_t) (GGML_X_MAX(n_dims, dst->ne[0]) + 16) * sizeof(float);
 }
 
@@ -151,10 +123,10 @@ static inline void rope_store(bool f16, char * p, float v) {
 
 // cos/sin of the n_dims/2 pairs of a row at position pos (modes 0 and 2)
 static void rope_fill_cache(const struct rope_params * p, int32_t pos, int64_t ne0, float * cache) {
-    const bool neox = (p->mode & 2) != 0;
+    const bool neox = (p->op.mode & 2) != 0;
     float theta = (float) pos;
-    if (p->ext) {
-        for (int k = 0; k < p->n_dims / 2; k++) {
+    if (p->op.ext) {
+        for (int k = 0; k < p->op.n_dims / 2; k++) {
             float c, s;
             rope_yarn(p, p->factors != NULL ? theta / p->factors[k] : theta, 2 * k, &c, &s);
             theta *= p->theta_scale;
@@ -166,16 +138,16 @@ static void rope_fill_cache(const struct rope_params * p, int32_t pos, int64_t n
     if (neox) {
         // the reference's NeoX path pre-scales the position by freq_scale (on top of the
         // scaling in rope_yarn); this only matters for freq_scale != 1
-        theta *= p->freq_scale;
+        theta *= p->op.freq_scale;
     }
-    for (int k = 0; k < p->n_dims / 2; k++) {
+    for (int k = 0; k < p->op.n_dims / 2; k++) {
         float c, s;
         // NeoX hands the truncated -k/n_dims (always 0) to the ramp, like the reference
         rope_yarn(p, theta, neox ? 0 : 2 * k, &c, &s);
-        if (!neox && p->xpos_base != 0.0f) {
+        if (!neox && p->op.xpos_base != 0.0f) {
             const int64_t i0 = 2 * (int64_t) k;
-            float zeta = powf((i0 + 0.4f * ne0) / (1.4f * ne0), pos / p->xpos_base);
-            if (p->xpos_down) {
+            float zeta = powf((i0 + 0.4f * ne0) / (1.4f * ne0), pos / p->op.xpos_base);
+            if (p->op.xpos_down) {
                 zeta = 1.0f / zeta;
             }
             c *= zeta;
@@ -189,9 +161,9 @@ static void rope_fill_cache(const struct rope_params * p, int32_t pos, int64_t n
 
 static void rope_row_glm(const struct rope_params * p, int32_t pos, int64_t ne0, bool f16,
                          const char * src, size_t nb00, char * dst, size_t nb0, float sin_sign) {
-    const int half = p->n_dims / 2;
-    float theta = (float) GGML_X_MIN(pos, p->n_ctx - 2);
-    float block_theta = (float) GGML_X_MAX(pos - (p->n_ctx - 2), 0);
+    const int half = p->op.n_dims / 2;
+    float theta = (float) GGML_X_MIN(pos, p->op.n_ctx - 2);
+    float block_theta = (float) GGML_X_MAX(pos - (p->op.n_ctx - 2), 0);
     for (int64_t i0 = 0; i0 < ne0 / 4; i0++) {
         const float c  = cosf(theta),       s  = sin_sign * sinf(theta);
         const float cb = cosf(block_theta), sb = sin_sign * sinf(block_theta);
@@ -218,15 +190,15 @@ static void rope_apply(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst,
     rope_read_params(dst, &p);
 
     const bool f16  = a->type == GGML_TYPE_F16;
-    const bool neox = (p.mode & 2) != 0;
-    const bool glm  = (p.mode & 4) != 0;
+    const bool neox = (p.op.mode & 2) != 0;
+    const bool glm  = (p.op.mode & 4) != 0;
     const int64_t ne0 = a->ne[0], ne1 = a->ne[1], ne2 = a->ne[2];
     const int64_t nr = ne1 * ne2 * a->ne[3];
     const size_t nb00 = a->nb[0], nb0 = dst->nb[0];
-    const int half = p.n_dims / 2;
+    const int half = p.op.n_dims / 2;
 
     float * cache = (float *) (((uintptr_t) cc->wdata + 63) & ~(uintptr_t) 63);
-    cache += (size_t) cc->ith * (size_t) (GGML_X_MAX((int64_t) p.n_dims, ne0) + 16);
+    cache += (size_t) cc->ith * (size_t) (GGML_X_MAX((int64_t) p.op.n_dims, ne0) + 16);
 
     const int64_t dr  = (nr + cc->nth - 1) / cc->nth;
     const int64_t ir0 = GGML_X_MIN(dr * cc->ith, nr);
@@ -264,7 +236,7 @@ static void rope_apply(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst,
                 y[k * step0]        = x0 * c - x1 * s;
                 y[k * step0 + off1] = x0 * s + x1 * c;
             }
-            for (int64_t i0 = p.n_dims; i0 < ne0; i0++) {
+            for (int64_t i0 = p.op.n_dims; i0 < ne0; i0++) {
                 y[i0] = x[i0];
             }
         } else {
@@ -276,7 +248,7 @@ static void rope_apply(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst,
                 rope_store(f16, out + (k * step0 + off1) * nb0, x0 * s + x1 * c);
             }
             const size_t esize = f16 ? sizeof(ggml_fp16_t) : sizeof(float);
-            for (int64_t i0 = p.n_dims; i0 < ne0; i0++) {
+            for (int64_t i0 = p.op.n_dims; i0 < ne0; i0++) {
                 memcpy(out + i0 * nb0, src + i0 * nb00, esize);
             }
         }
@@ -313,13 +285,14 @@ const struct ggml_cpu_op ggml_cpu_op_rope_back = {
 // slope_k = m0^(k+1) for k < h, else m1^(2(k-h)+1), k = i2 + ne2*i3.
 
 static bool alibi_supports(const struct ggml_tensor * dst) {
-    return rowconv_f32_same_shape(dst) && ggml_x_get_op_params_i32(dst, 1) > 0;
+    return rowconv_f32_same_shape(dst) && ggml_x_alibi_params_get(dst).n_head > 0;
 }
 
 static void alibi_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
-    const int n_head = ggml_x_get_op_params_i32(dst, 1);
-    const float max_bias = ggml_x_get_op_params_f32(dst, 2);
+    const struct ggml_x_alibi_params ap = ggml_x_alibi_params_get(dst);
+    const int n_head = ap.n_head;
+    const float max_bias = ap.max_bias;
 
     const int64_t ne0 = a->ne[0], ne1 = a->ne[1], ne2 = a->ne[2];
     const int64_t nr = ne1 * ne2 * a->ne[3];

@@ -37,7 +37,7 @@ static size_t soft_max_work_size(const struct ggml_tensor * dst, int n_threads) 
 static void soft_max_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * a    = dst->src[0];
     const struct ggml_tensor * mask = dst->src[1];
-    const float scale = ggml_x_get_op_params_f32(dst, 0);
+    const float scale = ggml_x_soft_max_scale_get(dst);
 
     const int64_t ne0 = a->ne[0], ne1 = a->ne[1], ne2 = a->ne[2];
     const int64_t nr  = ne1 * ne2 * a->ne[3];

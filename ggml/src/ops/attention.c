@@ -57,7 +57,7 @@ static struct ggml_tensor * x_soft_max(struct ggml_context * ctx, const char * f
     if (result == NULL) {
         return NULL;
     }
-    ggml_x_set_op_params_f32(result, 0, scale);
+    ggml_x_soft_max_scale_set(result, scale);
     return result;
 }
 
@@ -76,15 +76,9 @@ struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_te
 
 // --- rope ------------------------------------------------------------------------------------
 
-struct x_rope_params {
-    int n_dims, mode, n_ctx, n_orig_ctx;
-    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, xpos_base;
-    bool xpos_down;
-};
-
 // rotary embedding of a; b holds one I32 position per a->ne[2]
 static struct ggml_tensor * x_rope(struct ggml_context * ctx, const char * fn, struct ggml_tensor * a,
-                                   struct ggml_tensor * b, const struct x_rope_params * p, bool inplace) {
+                                   struct ggml_tensor * b, const struct ggml_x_rope_params * p, bool inplace) {
     X_CHECK_CTX(ctx, fn);
     X_CHECK_TENSOR(ctx, fn, a);
     X_CHECK_TENSOR(ctx, fn, b);
@@ -104,25 +98,13 @@ static struct ggml_tensor * x_rope(struct ggml_context * ctx, const char * fn, s
     if (result == NULL) {
         return NULL;
     }
-    ggml_x_set_op_params_i32(result, 0, 0); // n_past (unused)
-    ggml_x_set_op_params_i32(result, 1, p->n_dims);
-    ggml_x_set_op_params_i32(result, 2, p->mode);
-    ggml_x_set_op_params_i32(result, 3, p->n_ctx);
-    ggml_x_set_op_params_i32(result, 4, p->n_orig_ctx);
-    ggml_x_set_op_params_f32(result, 5, p->freq_base);
-    ggml_x_set_op_params_f32(result, 6, p->freq_scale);
-    ggml_x_set_op_params_f32(result, 7, p->ext_factor);
-    ggml_x_set_op_params_f32(result, 8, p->attn_factor);
-    ggml_x_set_op_params_f32(result, 9, p->beta_fast);
-    ggml_x_set_op_params_f32(result, 10, p->beta_slow);
-    ggml_x_set_op_params_f32(result, 11, p->xpos_base);
-    ggml_x_set_op_params_i32(result, 12, p->xpos_down ? 1 : 0);
+    ggml_x_rope_params_set(result, p);
     return result;
 }
 
 // plain rope: no context extension (the YaRN parameters only matter with ext_factor != 0)
-static struct x_rope_params x_rope_plain(int n_dims, int mode, int n_ctx) {
-    struct x_rope_params p = {
+static struct ggml_x_rope_params x_rope_plain(int n_dims, int mode, int n_ctx) {
+    struct ggml_x_rope_params p = {
         .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = 0,
         .freq_base = 10000.0f, .freq_scale = 1.0f, .ext_factor = 0.0f, .attn_factor = 1.0f,
         .beta_fast = 0.0f, .beta_slow = 0.0f, .xpos_base = 0.0f, .xpos_down = false,
@@ -132,13 +114,13 @@ static struct x_rope_params x_rope_plain(int n_dims, int mode, int n_ctx) {
 
 struct ggml_tensor * ggml_rope(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                int n_dims, int mode, int n_ctx) {
-    const struct x_rope_params p = x_rope_plain(n_dims, mode, n_ctx);
+    const struct ggml_x_rope_params p = x_rope_plain(n_dims, mode, n_ctx);
     return x_rope(ctx, "ggml_rope", a, b, &p, false);
 }
 
 struct ggml_tensor * ggml_rope_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                        int n_dims, int mode, int n_ctx) {
-    const struct x_rope_params p = x_rope_plain(n_dims, mode, n_ctx);
+    const struct ggml_x_rope_params p = x_rope_plain(n_dims, mode, n_ctx);
     return x_rope(ctx, "ggml_rope_inplace", a, b, &p, true);
 }
 
@@ -146,7 +128,7 @@ struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_ten
                                       int n_dims, int mode, int n_ctx, int n_orig_ctx, float freq_base,
                                       float freq_scale, float ext_factor, float attn_factor, float beta_fast,
                                       float beta_slow) {
-    const struct x_rope_params p = {
+    const struct ggml_x_rope_params p = {
         .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = n_orig_ctx,
         .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
         .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false,
@@ -158,7 +140,7 @@ struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct 
                                               struct ggml_tensor * b, int n_dims, int mode, int n_ctx,
                                               int n_orig_ctx, float freq_base, float freq_scale, float ext_factor,
                                               float attn_factor, float beta_fast, float beta_slow) {
-    const struct x_rope_params p = {
+    const struct ggml_x_rope_params p = {
         .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = n_orig_ctx,
         .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
         .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false,
@@ -182,17 +164,16 @@ struct ggml_tensor * ggml_x_rope_ext(struct ggml_context * ctx, struct ggml_tens
                      "%s: c (frequency factors) must be contiguous with at least n_dims/2 = %d values (c %s)", fn,
                      n_dims / 2, X_SHAPE(c));
     }
-    const struct x_rope_params p = {
+    const struct ggml_x_rope_params p = {
         .n_dims = n_dims, .mode = mode, .n_ctx = 0, .n_orig_ctx = n_orig_ctx,
         .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
-        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false,
+        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false, .ext = true,
     };
     struct ggml_tensor * result = x_rope(ctx, fn, a, b, &p, false);
     if (result == NULL) {
         return NULL;
     }
     result->src[2] = c;
-    ggml_x_set_op_params_i32(result, 13, 1);
     return result;
 }
 
@@ -228,8 +209,7 @@ struct ggml_tensor * ggml_alibi(struct ggml_context * ctx, struct ggml_tensor * 
     if (result == NULL) {
         return NULL;
     }
-    ggml_x_set_op_params_i32(result, 0, n_past);
-    ggml_x_set_op_params_i32(result, 1, n_head);
-    ggml_x_set_op_params_f32(result, 2, bias_max);
+    const struct ggml_x_alibi_params ap = { .n_past = n_past, .n_head = n_head, .max_bias = bias_max };
+    ggml_x_alibi_params_set(result, &ap);
     return result;
 }

@@ -92,18 +92,11 @@ struct ggml_tensor * ggml_rope_back(struct ggml_context * ctx, struct ggml_tenso
     if (result == NULL) {
         return NULL;
     }
-    ggml_x_set_op_params_i32(result, 0, 0);
-    ggml_x_set_op_params_i32(result, 1, n_dims);
-    ggml_x_set_op_params_i32(result, 2, mode);
-    ggml_x_set_op_params_i32(result, 3, n_ctx);
-    ggml_x_set_op_params_i32(result, 4, n_orig_ctx);
-    ggml_x_set_op_params_f32(result, 5, freq_base);
-    ggml_x_set_op_params_f32(result, 6, freq_scale);
-    ggml_x_set_op_params_f32(result, 7, ext_factor);
-    ggml_x_set_op_params_f32(result, 8, attn_factor);
-    ggml_x_set_op_params_f32(result, 9, beta_fast);
-    ggml_x_set_op_params_f32(result, 10, beta_slow);
-    ggml_x_set_op_params_f32(result, 11, xpos_base);
-    ggml_x_set_op_params_i32(result, 12, xpos_down ? 1 : 0);
+    const struct ggml_x_rope_params p = {
+        .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = n_orig_ctx,
+        .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
+        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = xpos_base, .xpos_down = xpos_down,
+    };
+    ggml_x_rope_params_set(result, &p);
     return result;
 }
