@@ -215,7 +215,9 @@ func defaultRPCServerConfig() rpcServerConfig {
 
 // WithRPCServerCache keeps tensors larger than 10 MiB in dir, by hash, so that clients sending
 // them again send only the hash (ggml's -c/--cache).
-func WithRPCServerCache(dir string) RPCServerOption { return func(c *rpcServerConfig) { c.cacheDir = dir } }
+func WithRPCServerCache(dir string) RPCServerOption {
+	return func(c *rpcServerConfig) { c.cacheDir = dir }
+}
 
 // WithRPCServerMemory sets the free and total memory reported to clients (default: the
 // machine's RAM).
@@ -225,11 +227,15 @@ func WithRPCServerMemory(free, total uint64) RPCServerOption {
 
 // WithRPCServerMaxAlloc bounds the bytes all buffers of one connection may hold (default: no
 // bound); an allocation beyond it fails as a normal reply (the client sees out of memory).
-func WithRPCServerMaxAlloc(n uint64) RPCServerOption { return func(c *rpcServerConfig) { c.maxAlloc = n } }
+func WithRPCServerMaxAlloc(n uint64) RPCServerOption {
+	return func(c *rpcServerConfig) { c.maxAlloc = n }
+}
 
 // WithRPCServerAlignment overrides the tensor alignment reported to clients (default: the
 // backend's). It must be a power of two of at least 16 the backend's kernels accept.
-func WithRPCServerAlignment(n uint64) RPCServerOption { return func(c *rpcServerConfig) { c.alignment = n } }
+func WithRPCServerAlignment(n uint64) RPCServerOption {
+	return func(c *rpcServerConfig) { c.alignment = n }
+}
 
 // WithRPCServerLimits bounds a graph message's bytes and node count (defaults 1 GiB, 1<<20).
 func WithRPCServerLimits(maxMessage uint64, maxGraphNodes uint32) RPCServerOption {
@@ -243,11 +249,15 @@ func WithRPCServerTimeouts(idle, io time.Duration) RPCServerOption {
 }
 
 // WithRPCServerTLS serves TLS only (our extension; clients use WithRPCTLS).
-func WithRPCServerTLS(cfg *tls.Config) RPCServerOption { return func(c *rpcServerConfig) { c.tls = cfg } }
+func WithRPCServerTLS(cfg *tls.Config) RPCServerOption {
+	return func(c *rpcServerConfig) { c.tls = cfg }
+}
 
 // WithRPCServerToken accepts only clients presenting this shared secret (our extension;
 // clients use WithRPCToken).
-func WithRPCServerToken(token string) RPCServerOption { return func(c *rpcServerConfig) { c.token = token } }
+func WithRPCServerToken(token string) RPCServerOption {
+	return func(c *rpcServerConfig) { c.token = token }
+}
 
 // WithRPCServerLog receives one line per connection event (accepted, closed and why).
 func WithRPCServerLog(logf func(format string, args ...any)) RPCServerOption {

@@ -34,9 +34,9 @@ import (
 func main() {
 	var (
 		host, cache, certFile, keyFile, tokenFile, backendName string
-		port, threads                                       int
-		memMiB, align                                       uint64
-		quiet                                               bool
+		port, threads                                          int
+		memMiB, align                                          uint64
+		quiet                                                  bool
 	)
 	for _, n := range []string{"H", "host"} {
 		flag.StringVar(&host, n, "127.0.0.1", "address to listen on")
