@@ -1,0 +1,128 @@
+//go:build cgo
+
+package ggml_test
+
+import (
+	"math"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/ggml-go/ggml"
+)
+
+// startRPCServer serves a 1-thread CPU backend on 127.0.0.1 for the test's duration.
+func startRPCServer(t testing.TB, opts ...ggml.RPCServerOption) string {
+	t.Helper()
+	cpu, err := ggml.NewCPU(ggml.WithThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ggml.NewRPCServer(cpu, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Serve did not return after Close")
+		}
+		cpu.Close()
+	})
+	return ln.Addr().String()
+}
+
+// checkLive fails the test when native objects outlive it.
+func checkLive(t *testing.T) {
+	t.Helper()
+	before := ggml.LiveObjects()
+	t.Cleanup(func() {
+		if n := ggml.LiveObjects(); n != before {
+			t.Errorf("LiveObjects: %d after the test, %d before (%v)", n, before, ggml.LiveObjectsByKind())
+		}
+	})
+}
+
+func TestRPCRoundTrip(t *testing.T) {
+	checkLive(t)
+	addr := startRPCServer(t)
+	rpc, err := ggml.NewRPC(addr, ggml.WithRPCTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rpc.Close()
+	if !rpc.IsRPC() || rpc.Name() != "RPC["+addr+"]" {
+		t.Fatalf("name %q, IsRPC %v", rpc.Name(), rpc.IsRPC())
+	}
+	cpu, err := ggml.NewCPU(ggml.WithThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+
+	const k, m, n = 64, 16, 3
+	w := make([]float32, k*m)
+	x := make([]float32, k*n)
+	for i := range w {
+		w[i] = float32(math.Sin(0.01 * float64(i)))
+	}
+	for i := range x {
+		x[i] = float32(math.Cos(0.03 * float64(i)))
+	}
+	run := func(b *ggml.Backend) []float32 {
+		ctx, err := ggml.NewContext(ggml.Params{NoAlloc: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ctx.Close()
+		wt := ctx.NewTensor2D(ggml.TypeF32, k, m)
+		xt := ctx.NewTensor2D(ggml.TypeF32, k, n)
+		y := ctx.Silu(ctx.MulMat(wt, xt))
+		g := ctx.NewGraph().BuildForwardExpand(y)
+		buf, err := ggml.AllocContextTensors(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer buf.Close()
+		if err := wt.SetFloat32(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := xt.SetFloat32(x); err != nil {
+			t.Fatal(err)
+		}
+		if !b.SupportsOp(y) {
+			t.Fatalf("%s does not support SILU(MUL_MAT)", b.Name())
+		}
+		for i := 0; i < 2; i++ { // the second is a GRAPH_RECOMPUTE
+			if err := b.Compute(g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := y.Float32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	got, want := run(rpc), run(cpu)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: RPC %g, CPU %g", i, got[i], want[i])
+		}
+	}
+	free, total, err := rpc.RPCDeviceMemory()
+	if err != nil || total == 0 || free > total {
+		t.Fatalf("RPCDeviceMemory: %d %d %v", free, total, err)
+	}
+}
