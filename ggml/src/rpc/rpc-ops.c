@@ -186,12 +186,15 @@ struct ggml_tensor * rpc_build_node(struct ggml_context * ctx, uint32_t wire_op,
     int want = 1;
     switch (op) {
         case GGML_OP_ADD: case GGML_OP_ADD1: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV:
-        case GGML_OP_REPEAT: case GGML_OP_CONCAT: case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD:
+        case GGML_OP_CONCAT: case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD:
         case GGML_OP_CPY: case GGML_OP_GET_ROWS: case GGML_OP_CROSS_ENTROPY_LOSS: case GGML_OP_ACC:
         case GGML_OP_ROPE:
             want = 2;
             break;
         case GGML_OP_SOFT_MAX:
+            want = n_src >= 2 ? 2 : 1;
+            break;
+        case GGML_OP_REPEAT: // ours keeps the shape operand as src[1], upstream's only the shape
             want = n_src >= 2 ? 2 : 1;
             break;
         default:
@@ -222,7 +225,14 @@ struct ggml_tensor * rpc_build_node(struct ggml_context * ctx, uint32_t wire_op,
         case GGML_OP_SUM_ROWS: return ggml_sum_rows(ctx, a);
         case GGML_OP_MEAN:  return ggml_mean(ctx, a);
         case GGML_OP_ARGMAX: return ggml_argmax(ctx, a);
-        case GGML_OP_REPEAT: return ggml_repeat(ctx, a, b);
+        case GGML_OP_REPEAT:
+            if (b == NULL) {
+                b = ggml_new_tensor_4d(ctx, a->type, ne[0], ne[1], ne[2], ne[3]);
+                if (b == NULL) {
+                    return NULL;
+                }
+            }
+            return ggml_repeat(ctx, a, b);
         case GGML_OP_CONCAT: return p[0] == 2 ? ggml_concat(ctx, a, b) : NULL;
         case GGML_OP_NORM:  return ggml_norm(ctx, a, f32_of(p[0]));
         case GGML_OP_RMS_NORM: return ggml_rms_norm(ctx, a, f32_of(p[0]));
