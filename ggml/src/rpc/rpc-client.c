@@ -462,8 +462,21 @@ struct graph_writer {
     size_t n_list, cap_list;
 };
 
+// on_server: t's memory is in one of c's buffers
+static bool on_server(const struct rpc_conn * c, const struct ggml_tensor * t) {
+    ggml_backend_buffer_t b = t->view_src != NULL && t->buffer == NULL ? t->view_src->buffer : t->buffer;
+    return is_rpc_buffer(b) && ((struct rpc_buf *) b->context)->conn == c && t->data != NULL;
+}
+
+// add_tensor lists t after its sources and view source, depth first, as upstream's client
+// does. The sources of a tensor that is not a node are followed only when they are on this
+// server too (a scheduler's input copy names the tensor it copies, which lives elsewhere).
 static bool add_tensor(struct graph_writer * w, const struct ggml_tensor * t, int depth) {
     if (t == NULL) {
+        return true;
+    }
+    const bool is_node = w->nodes.keys[ptr_slot(&w->nodes, t)] != NULL;
+    if (!is_node && depth > 0 && !on_server(w->c, t)) {
         return true;
     }
     size_t h = ptr_slot(&w->seen, t);
@@ -526,9 +539,16 @@ static uint8_t * serialize_graph(struct rpc_conn * c, const struct ggml_cgraph *
     for (int i = 0; i < n_nodes; i++) {
         for (int j = 0; j < RPC_MAX_SRC; j++) {
             const struct ggml_tensor * s = g->nodes[i]->src[j];
-            if (s != NULL) {
-                uses[w.seen.vals[ptr_slot(&w.seen, s)]]++;
+            if (s == NULL) {
+                continue;
             }
+            const size_t h = ptr_slot(&w.seen, s);
+            if (w.seen.keys[h] == NULL) {
+                ggml_x_error(NULL, "%s: source '%s' of node '%s' is not in this server's memory", c->name, s->name,
+                             g->nodes[i]->name);
+                goto fail;
+            }
+            uses[w.seen.vals[h]]++;
         }
     }
     const size_t size = 12 + 8 * (size_t) n_nodes + RPC_TENSOR_SIZE * w.n_list;
@@ -547,8 +567,7 @@ static uint8_t * serialize_graph(struct rpc_conn * c, const struct ggml_cgraph *
     for (size_t i = 0; i < w.n_list; i++) {
         const struct ggml_tensor * t = w.list[i];
         const bool is_node = w.nodes.keys[ptr_slot(&w.nodes, t)] != NULL;
-        ggml_backend_buffer_t b = t->view_src != NULL && t->buffer == NULL ? t->view_src->buffer : t->buffer;
-        if (!is_rpc_buffer(b) || ((struct rpc_buf *) b->context)->conn != c || t->data == NULL) {
+        if (!on_server(c, t)) {
             ggml_x_error(NULL, "%s: tensor '%s' of the graph is not in this server's memory", c->name, t->name);
             goto fail;
         }
@@ -557,6 +576,15 @@ static uint8_t * serialize_graph(struct rpc_conn * c, const struct ggml_cgraph *
             goto fail;
         }
         r.use_count = uses[i];
+        // sources not in the list (not on this server) are not the server's business
+        for (int j = 0; j < RPC_MAX_SRC; j++) {
+            if (t->src[j] != NULL && w.seen.keys[ptr_slot(&w.seen, t->src[j])] == NULL) {
+                r.src[j] = 0;
+            }
+        }
+        if (t->view_src != NULL && w.seen.keys[ptr_slot(&w.seen, t->view_src)] == NULL) {
+            r.view_src = 0;
+        }
         rpc_tensor_encode(&r, recs + RPC_TENSOR_SIZE * i);
     }
     *out_size = size;
