@@ -94,7 +94,7 @@ func (s *RPCServer) Serve(l net.Listener) error {
 			}
 			return err
 		}
-		s.serveConn(conn)
+		s.ServeConn(conn)
 	}
 }
 
@@ -104,7 +104,9 @@ func (s *RPCServer) logf(format string, args ...any) {
 	}
 }
 
-func (s *RPCServer) serveConn(conn net.Conn) {
+// ServeConn serves one connection (any net.Conn: TLS and the token are applied as configured)
+// until either side closes it, and closes it. Serve calls it for each accepted connection.
+func (s *RPCServer) ServeConn(conn net.Conn) {
 	peer := conn.RemoteAddr().String()
 	if s.cfg.tls != nil {
 		tc := tls.Server(conn, s.cfg.tls)
