@@ -50,11 +50,12 @@ func NewRPC(addr string, opts ...RPCOption) (*Backend, error) {
 	}
 	conn, err := dialRPC(addr, &cfg)
 	if err != nil {
-		return nil, &Error{Op: op, Shapes: addr, Msg: "cannot connect (is the server running there?)", Err: err}
+		return nil, &Error{Op: op, Shapes: addr, Msg: fmt.Sprintf("cannot connect: %v (is an RPC server running there, "+
+			"with the same TLS and token settings?)", err), Err: err}
 	}
 	d, err := descriptorOf(conn)
 	if err != nil {
-		return nil, &Error{Op: op, Shapes: addr, Msg: "cannot take the connection's descriptor", Err: err}
+		return nil, &Error{Op: op, Shapes: addr, Msg: fmt.Sprintf("cannot take the connection's descriptor: %v", err), Err: err}
 	}
 	name := C.CString(addr)
 	defer C.free(unsafe.Pointer(name))
