@@ -113,6 +113,7 @@ bool rpc_node_to_wire(const struct ggml_tensor * t, uint32_t * op, int32_t p[RPC
             memset(p + 4, 0, RPC_MAX_OP_PARAMS - 16);
             return true;
         case GGML_OP_ACC:         // nb1, nb2, nb3, offset, inplace
+        case GGML_OP_SET:         // the same
             memset(p + 5, 0, RPC_MAX_OP_PARAMS - 20);
             return true;
         case GGML_OP_SCALE:       // f32 scale; the server's adds f32 bias (0)
@@ -158,7 +159,7 @@ int rpc_supported_op_count(void) {
         GGML_OP_REPEAT, GGML_OP_MUL_MAT, GGML_OP_OUT_PROD, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_RESHAPE,
         GGML_OP_TRANSPOSE, GGML_OP_GET_ROWS, GGML_OP_CROSS_ENTROPY_LOSS, GGML_OP_NORM, GGML_OP_RMS_NORM,
         GGML_OP_LEAKY_RELU, GGML_OP_DIAG_MASK_INF, GGML_OP_DIAG_MASK_ZERO, GGML_OP_ARGSORT, GGML_OP_CLAMP,
-        GGML_OP_VIEW, GGML_OP_PERMUTE, GGML_OP_ACC, GGML_OP_SCALE, GGML_OP_SOFT_MAX, GGML_OP_CONCAT,
+        GGML_OP_VIEW, GGML_OP_PERMUTE, GGML_OP_ACC, GGML_OP_SET, GGML_OP_SCALE, GGML_OP_SOFT_MAX, GGML_OP_CONCAT,
         GGML_OP_ROPE, GGML_OP_UNARY,
     };
     return (int) (sizeof(probe) / sizeof(probe[0]));
@@ -187,7 +188,7 @@ struct ggml_tensor * rpc_build_node(struct ggml_context * ctx, uint32_t wire_op,
     switch (op) {
         case GGML_OP_ADD: case GGML_OP_ADD1: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV:
         case GGML_OP_CONCAT: case GGML_OP_MUL_MAT: case GGML_OP_OUT_PROD:
-        case GGML_OP_CPY: case GGML_OP_GET_ROWS: case GGML_OP_CROSS_ENTROPY_LOSS: case GGML_OP_ACC:
+        case GGML_OP_CPY: case GGML_OP_GET_ROWS: case GGML_OP_CROSS_ENTROPY_LOSS: case GGML_OP_ACC: case GGML_OP_SET:
         case GGML_OP_ROPE:
             want = 2;
             break;
@@ -286,6 +287,11 @@ struct ggml_tensor * rpc_build_node(struct ggml_context * ctx, uint32_t wire_op,
                 return NULL;
             }
             return ggml_acc(ctx, a, b, (size_t) p[0], (size_t) p[1], (size_t) p[2], (size_t) p[3]);
+        case GGML_OP_SET:
+            if (p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0) {
+                return NULL;
+            }
+            return ggml_set(ctx, a, b, (size_t) p[0], (size_t) p[1], (size_t) p[2], (size_t) p[3]);
         default:
             *why = "op not available on this server";
             return NULL;
