@@ -21,7 +21,9 @@ var rpcOpCases = []rpcOpCase{
 	{"add_bcast", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Add(a, m) }},
 	{"sub", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Sub(a, b) }},
 	{"mul", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Mul(a, b) }},
-	{"div", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Div(a, c.Add1(c.Sqr(b), c.Sum(m))) }},
+	{"div", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor {
+		return c.Div(a, c.Add1(c.Sqr(b), c.Sum(m)))
+	}},
 	{"sqrt_log", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Log(c.Sqrt(c.Sqr(a))) }},
 	{"sum_rows_mean", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Add(c.SumRows(a), c.Mean(b)) }},
 	{"argmax", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor {
@@ -37,7 +39,9 @@ var rpcOpCases = []rpcOpCase{
 	{"leaky_relu_clamp", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor {
 		return c.Clamp(c.LeakyRelu(a, 0.1), -0.5, 0.5)
 	}},
-	{"norm", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Add(c.Norm(a, 1e-5), c.RMSNorm(b, 1e-6)) }},
+	{"norm", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor {
+		return c.Add(c.Norm(a, 1e-5), c.RMSNorm(b, 1e-6))
+	}},
 	{"mul_mat", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.MulMat(a, b) }},
 	{"out_prod", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.OutProd(a, b) }},
 	{"scale", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.Scale(a, -0.75) }},
@@ -49,7 +53,9 @@ var rpcOpCases = []rpcOpCase{
 		w := c.Cont(c.Transpose(c.View2D(b, 4, 8, 16, 4)))
 		return c.Add(c.Reshape2D(v, 16, 8), c.Reshape2D(c.Cont(c.Transpose(w)), 16, 2))
 	}},
-	{"get_rows", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor { return c.GetRows(c.Reshape2D(a, 8, 16), idx) }},
+	{"get_rows", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor {
+		return c.GetRows(c.Reshape2D(a, 8, 16), idx)
+	}},
 	{"diag_mask_soft_max", func(c *ggml.Context, a, b, m, idx *ggml.Tensor) *ggml.Tensor {
 		return c.SoftMax(c.DiagMaskInf(c.Cont(c.View2D(a, 4, 4, 32, 0)), 1))
 	}},

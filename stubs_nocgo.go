@@ -2577,6 +2577,14 @@ func (*RPCServer) Serve(l net.Listener) (r0 error) {
 	return
 }
 
+// ServeConn serves one connection (any net.Conn: TLS and the token are applied as configured)
+// until either side closes it, and closes it. Serve calls it for each accepted connection.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*RPCServer) ServeConn(conn net.Conn) {
+	panic(noCgo("RPCServer.ServeConn"))
+}
+
 // Close stops Serve: the listener is closed and the connection being served is cut.
 //
 // Without cgo it does nothing.
