@@ -6,7 +6,7 @@ package ggml
 #include "ggml_go.h"
 #include "ggml-rpc.h"
 
-static ggo_pres ggo_rpc_init_fd(int fd, const char * name, uint32_t device, int timeout_ms, int compute_ms, int exact) {
+static ggo_pres ggo_ggml_x_backend_rpc_init_fd(int fd, const char * name, uint32_t device, int timeout_ms, int compute_ms, int exact) {
     struct ggml_x_rpc_client_params p = ggml_x_rpc_client_default_params();
     p.device = device;
     p.timeout_ms = timeout_ms;
@@ -16,7 +16,7 @@ static ggo_pres ggo_rpc_init_fd(int fd, const char * name, uint32_t device, int 
     GGO_PCALL(ggml_x_backend_rpc_init_fd(fd, name, &p));
 }
 
-static ggo_ires ggo_rpc_memory(ggml_backend_t b, size_t * free_mem, size_t * total) {
+static ggo_ires ggo_ggml_x_backend_rpc_device_memory(ggml_backend_t b, size_t * free_mem, size_t * total) {
     GGO_ICALL(ggml_x_backend_rpc_device_memory(b, free_mem, total));
 }
 */
@@ -63,7 +63,7 @@ func NewRPC(addr string, opts ...RPCOption) (*Backend, error) {
 	if cfg.upstreamExact {
 		exact = 1
 	}
-	r := C.ggo_rpc_init_fd(C.int(d.fd), name, C.uint32_t(cfg.device), C.int(millis(cfg.timeout)),
+	r := C.ggo_ggml_x_backend_rpc_init_fd(C.int(d.fd), name, C.uint32_t(cfg.device), C.int(millis(cfg.timeout)),
 		C.int(millis(cfg.computeTimeout)), C.int(exact))
 	msg := takeCError(r.err)
 	if r.p == nil {
@@ -113,11 +113,18 @@ func (b *Backend) RPCDeviceMemory() (free, total uint64, err error) {
 		return 0, 0, &Error{Op: op, Msg: "not an RPC backend"}
 	}
 	var f, t C.size_t
-	r := C.ggo_rpc_memory(c, &f, &t)
+	r := C.ggo_ggml_x_backend_rpc_device_memory(c, &f, &t)
 	if msg := takeCError(r.err); r.v == 0 {
 		return 0, 0, &Error{Op: op, Msg: msg}
 	}
 	return uint64(f), uint64(t), nil
+}
+
+// RPCAlive reports whether an RPC backend's connection still works: false once a request
+// failed (the server died, hung or answered garbage), after which every call fails; Close the
+// backend and call NewRPC again.
+func (b *Backend) RPCAlive() bool {
+	return bool(C.ggml_x_backend_rpc_alive(b.cptr("Backend.RPCAlive")))
 }
 
 // RPCSupportedOps returns how many of this library's ops an RPC server can compute (the others

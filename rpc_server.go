@@ -7,7 +7,7 @@ package ggml
 #include <sys/socket.h>
 #include "ggml-rpc.h"
 
-static int ggo_rpc_serve(ggml_backend_t b, int fd, const char * cache_dir, uint64_t free_mem, uint64_t total,
+static int ggo_ggml_x_rpc_serve_fd(ggml_backend_t b, int fd, const char * cache_dir, uint64_t free_mem, uint64_t total,
                          uint64_t alignment, uint64_t max_alloc, uint64_t max_message, uint32_t max_nodes,
                          int idle_ms, int io_ms, char * why, size_t why_size) {
     struct ggml_x_rpc_server_params p = ggml_x_rpc_server_default_params();
@@ -155,7 +155,7 @@ func (s *RPCServer) ServeConn(conn net.Conn) {
 		defer C.free(unsafe.Pointer(cache))
 	}
 	var why [256]C.char
-	rc := C.ggo_rpc_serve(c, C.int(d.fd), cache, C.uint64_t(s.cfg.freeMem), C.uint64_t(s.cfg.total),
+	rc := C.ggo_ggml_x_rpc_serve_fd(c, C.int(d.fd), cache, C.uint64_t(s.cfg.freeMem), C.uint64_t(s.cfg.total),
 		C.uint64_t(s.cfg.alignment), C.uint64_t(s.cfg.maxAlloc), C.uint64_t(s.cfg.maxMessage),
 		C.uint32_t(s.cfg.maxGraphNodes), C.int(millis(s.cfg.idleTimeout)), C.int(millis(s.cfg.ioTimeout)),
 		&why[0], C.size_t(len(why)))

@@ -2552,6 +2552,15 @@ func (*Backend) RPCDeviceMemory() (free, total uint64, err error) {
 	return
 }
 
+// RPCAlive reports whether an RPC backend's connection still works: false once a request
+// failed (the server died, hung or answered garbage), after which every call fails; Close the
+// backend and call NewRPC again.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Backend) RPCAlive() (r0 bool) {
+	panic(noCgo("Backend.RPCAlive"))
+}
+
 // RPCSupportedOps returns how many of this library's ops an RPC server can compute (the others
 // stay local in a Scheduler).
 //
