@@ -126,3 +126,11 @@ func TestRPCRoundTrip(t *testing.T) {
 		t.Fatalf("RPCDeviceMemory: %d %d %v", free, total, err)
 	}
 }
+
+func TestRPCSupportedOps(t *testing.T) {
+	if n := ggml.RPCSupportedOps(); n < 30 {
+		t.Fatalf("only %d ops computed over RPC", n)
+	} else {
+		t.Logf("%d of our ops are computed over RPC", n)
+	}
+}

@@ -153,16 +153,17 @@ bool rpc_node_to_wire(const struct ggml_tensor * t, uint32_t * op, int32_t p[RPC
 }
 
 int rpc_supported_op_count(void) {
-    static const enum ggml_op probe[] = {
-        GGML_OP_DUP, GGML_OP_ADD, GGML_OP_ADD1, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV, GGML_OP_SQR,
-        GGML_OP_SQRT, GGML_OP_LOG, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN, GGML_OP_ARGMAX,
-        GGML_OP_REPEAT, GGML_OP_MUL_MAT, GGML_OP_OUT_PROD, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_RESHAPE,
-        GGML_OP_TRANSPOSE, GGML_OP_GET_ROWS, GGML_OP_CROSS_ENTROPY_LOSS, GGML_OP_NORM, GGML_OP_RMS_NORM,
-        GGML_OP_LEAKY_RELU, GGML_OP_DIAG_MASK_INF, GGML_OP_DIAG_MASK_ZERO, GGML_OP_ARGSORT, GGML_OP_CLAMP,
-        GGML_OP_VIEW, GGML_OP_PERMUTE, GGML_OP_ACC, GGML_OP_SET, GGML_OP_SCALE, GGML_OP_SOFT_MAX, GGML_OP_CONCAT,
-        GGML_OP_ROPE, GGML_OP_UNARY,
-    };
-    return (int) (sizeof(probe) / sizeof(probe[0]));
+    // every op (but NONE) whose default parameters the wire can express
+    struct ggml_tensor t;
+    int n = 0;
+    for (int op = 1; op < RPC_OUR_OP_COUNT; op++) {
+        memset(&t, 0, sizeof(t));
+        t.op = (enum ggml_op) op;
+        uint32_t w;
+        int32_t params[RPC_MAX_OP_PARAMS / 4];
+        n += rpc_node_to_wire(&t, &w, params) ? 1 : 0;
+    }
+    return n;
 }
 
 // rpc_build_node: the server side. Each case decodes the wire's parameters, refuses what our
