@@ -134,3 +134,66 @@ func TestRPCSupportedOps(t *testing.T) {
 		t.Logf("%d of our ops are computed over RPC", n)
 	}
 }
+
+// TestRPCLargeTensorHash sends a tensor above 10 MiB twice to a server with a cache: the client
+// asks with SET_TENSOR_HASH first; the second time the server has the bytes and the data is not
+// sent again. Both reads give the data back.
+func TestRPCLargeTensorHash(t *testing.T) {
+	checkLive(t)
+	for _, cache := range []bool{false, true} {
+		var opts []ggml.RPCServerOption
+		if cache {
+			opts = append(opts, ggml.WithRPCServerCache(t.TempDir()))
+		}
+		proxy := startRecordingProxy(t, startRPCServer(t, opts...))
+		b, err := ggml.NewRPC(proxy.ln.Addr().String(), ggml.WithRPCTimeout(20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, err := ggml.NewContext(ggml.Params{NoAlloc: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 2883584 // 11 534 336 bytes, as the recordings
+		x := ctx.NewTensor1D(ggml.TypeF32, n)
+		buf, err := ggml.AllocContextTensors(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32((i*7919)%10007-5003) / 1024
+		}
+		sent := 0
+		for round := 0; round < 2; round++ {
+			buf.Clear(0) // the second round's data must come from the cache (or be sent again)
+			if err := x.SetFloat32(v); err != nil {
+				t.Fatal(err)
+			}
+			got, err := x.Float32()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range v {
+				if got[i] != v[i] {
+					t.Fatalf("cache %v, round %d: element %d is %g, want %g", cache, round, i, got[i], v[i])
+				}
+			}
+			proxy.mu.Lock()
+			now := len(proxy.c2s)
+			proxy.mu.Unlock()
+			if round == 1 {
+				if cache && now-sent > 1<<20 {
+					t.Errorf("cache: the second send took %d bytes; the hash alone should do", now-sent)
+				}
+				if !cache && now-sent < 4*n {
+					t.Errorf("no cache: the second send took only %d bytes", now-sent)
+				}
+			}
+			sent = now
+		}
+		buf.Close()
+		ctx.Close()
+		b.Close()
+	}
+}
