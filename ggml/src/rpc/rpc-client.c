@@ -23,7 +23,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+struct rpc_endpoint;
+
 struct rpc_conn {
+    struct rpc_endpoint * ep; // the endpoint whose (weakly) cached connection this is, or NULL
     int fd;
     pthread_mutex_t mu;
     int refs; // under registry_mu
@@ -51,9 +54,14 @@ static void conn_ref(struct rpc_conn * c) {
     pthread_mutex_unlock(&registry_mu);
 }
 
+static void endpoint_forget(struct rpc_conn * c); // under registry_mu
+
 static void conn_unref(struct rpc_conn * c) {
     pthread_mutex_lock(&registry_mu);
     bool last = --c->refs == 0;
+    if (last) {
+        endpoint_forget(c);
+    }
     pthread_mutex_unlock(&registry_mu);
     if (last) {
         close(c->fd);
@@ -318,8 +326,7 @@ static const char * rpc_buft_get_name(ggml_backend_buffer_type_t buft) {
     return c->name;
 }
 
-static ggml_backend_buffer_t rpc_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
-    struct rpc_conn * c = buft->context;
+static ggml_backend_buffer_t alloc_on(struct rpc_conn * c, ggml_backend_buffer_type_t buft, size_t size) {
     uint8_t req[12], rep[16];
     rpc_put_u32(req, c->p.device);
     rpc_put_u64(req + 4, size);
@@ -352,13 +359,16 @@ static ggml_backend_buffer_t rpc_buft_alloc_buffer(ggml_backend_buffer_type_t bu
     return buf;
 }
 
+static ggml_backend_buffer_t rpc_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+    return alloc_on(buft->context, buft, size);
+}
+
 static size_t rpc_buft_get_alignment(ggml_backend_buffer_type_t buft) {
     struct rpc_conn * c = buft->context;
     return (size_t) c->alignment;
 }
 
-static size_t rpc_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
-    struct rpc_conn * c = buft->context;
+static size_t alloc_size_on(struct rpc_conn * c, const struct ggml_tensor * tensor) {
     if (!needs_server_size(tensor)) {
         return ggml_nbytes(tensor);
     }
@@ -378,6 +388,10 @@ static size_t rpc_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const str
         return ggml_nbytes(tensor);
     }
     return (size_t) rpc_get_u64(rep);
+}
+
+static size_t rpc_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
+    return alloc_size_on(buft->context, tensor);
 }
 
 static bool rpc_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend);
@@ -409,9 +423,11 @@ static void rpc_backend_free(ggml_backend_t backend) {
     conn_unref(c);
 }
 
+static ggml_backend_buffer_type_t endpoint_buft(struct rpc_endpoint * ep);
+
 static ggml_backend_buffer_type_t rpc_backend_get_default_buffer_type(ggml_backend_t backend) {
     struct rpc_conn * c = backend->context;
-    return &c->buft;
+    return c->ep != NULL ? endpoint_buft(c->ep) : &c->buft;
 }
 
 bool ggml_backend_is_rpc(ggml_backend_t backend) {
@@ -849,72 +865,165 @@ static int dial(const char * endpoint, int timeout_ms) {
     return fd;
 }
 
-#define MAX_ENDPOINTS 64
-static struct {
-    char endpoint[128];
-    struct rpc_conn * conn;
-} endpoints[MAX_ENDPOINTS];
-static int n_endpoints;
+// Endpoints, as upstream's registry keeps them: one per "host:port", for the life of the process,
+// with a buffer type of its own. The connection is cached weakly: it lives while a backend or a
+// buffer uses it and closes with the last of them (a server serves one connection at a time), and
+// the next use opens a new one.
 
-static ggml_backend_t reg_init(const char * params, void * user_data) {
-    (void) params;
-    return ggml_backend_rpc_init((const char *) user_data);
+#define MAX_ENDPOINTS 64
+
+struct rpc_endpoint {
+    char name[128];
+    struct rpc_conn * conn; // weak, under registry_mu
+    struct ggml_backend_buffer_type buft;
+    uint64_t alignment;
+};
+
+static struct rpc_endpoint endpoints[MAX_ENDPOINTS];
+static int n_endpoints;
+static pthread_mutex_t endpoints_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void endpoint_forget(struct rpc_conn * c) {
+    if (c->ep != NULL && c->ep->conn == c) {
+        c->ep->conn = NULL;
+    }
 }
 
-// endpoint_conn returns the cached live connection to endpoint, opening one if needed
-static struct rpc_conn * endpoint_conn(const char * endpoint) {
-    if (endpoint == NULL || strlen(endpoint) >= sizeof(endpoints[0].endpoint)) {
-        ggml_x_error(NULL, "RPC: bad endpoint");
-        return NULL;
+static ggml_backend_buffer_type_t endpoint_buft(struct rpc_endpoint * ep) {
+    return &ep->buft;
+}
+
+// endpoint_conn returns a referenced live connection to ep, opening one if needed
+static struct rpc_conn * endpoint_conn(struct rpc_endpoint * ep) {
+    pthread_mutex_lock(&registry_mu);
+    struct rpc_conn * c = ep->conn;
+    if (c != NULL && !c->dead) {
+        c->refs++;
+        pthread_mutex_unlock(&registry_mu);
+        return c;
     }
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&mu);
-    int slot = -1;
-    for (int i = 0; i < n_endpoints; i++) {
-        if (strcmp(endpoints[i].endpoint, endpoint) == 0) {
-            slot = i;
-        }
+    pthread_mutex_unlock(&registry_mu);
+    const struct ggml_x_rpc_client_params p = ggml_x_rpc_client_default_params();
+    int fd = dial(ep->name, p.timeout_ms);
+    c = fd >= 0 ? conn_open(fd, ep->name, &p) : NULL;
+    if (c != NULL) {
+        pthread_mutex_lock(&registry_mu);
+        c->ep = ep;
+        ep->conn = c;
+        ep->alignment = c->alignment;
+        pthread_mutex_unlock(&registry_mu);
     }
-    struct rpc_conn * c = slot >= 0 ? endpoints[slot].conn : NULL;
-    if (c != NULL && c->dead) {
-        c = NULL; // reconnect (the dead one stays referenced: its buffer type may be in use)
-    }
-    if (c == NULL) {
-        const struct ggml_x_rpc_client_params p = ggml_x_rpc_client_default_params();
-        int fd = dial(endpoint, p.timeout_ms);
-        c = fd >= 0 ? conn_open(fd, endpoint, &p) : NULL;
-        if (c != NULL) {
-            if (slot < 0 && n_endpoints < MAX_ENDPOINTS) {
-                slot = n_endpoints++;
-                snprintf(endpoints[slot].endpoint, sizeof(endpoints[slot].endpoint), "%s", endpoint);
-                endpoints[slot].conn = c; // the cache's reference, for the life of the process
-                char name[200];
-                snprintf(name, sizeof(name), "%s[%s]", GGML_RPC_NAME, endpoint);
-                ggml_backend_register(name, reg_init, &c->buft, endpoints[slot].endpoint);
-                ggml_x_clear_error(); // a full registry is not an error for the caller
-            } else if (slot >= 0) {
-                endpoints[slot].conn = c;
-            }
-        }
-    }
-    pthread_mutex_unlock(&mu);
     return c;
 }
 
+static const char * ep_buft_get_name(ggml_backend_buffer_type_t buft) {
+    return ((struct rpc_endpoint *) buft->context)->name + sizeof(((struct rpc_endpoint *) 0)->name) / 2;
+}
+
+static ggml_backend_buffer_t ep_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+    struct rpc_conn * c = endpoint_conn(buft->context);
+    if (c == NULL) {
+        return NULL;
+    }
+    ggml_backend_buffer_t b = alloc_on(c, buft, size); // the buffer holds its own reference
+    conn_unref(c);
+    return b;
+}
+
+static size_t ep_buft_get_alignment(ggml_backend_buffer_type_t buft) {
+    return (size_t) ((struct rpc_endpoint *) buft->context)->alignment;
+}
+
+static size_t ep_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
+    if (!needs_server_size(tensor)) {
+        return ggml_nbytes(tensor);
+    }
+    struct rpc_conn * c = endpoint_conn(buft->context);
+    if (c == NULL) {
+        return ggml_nbytes(tensor);
+    }
+    size_t n = alloc_size_on(c, tensor);
+    conn_unref(c);
+    return n;
+}
+
+static bool ep_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend) {
+    return ggml_backend_is_rpc(backend) && ((struct rpc_conn *) backend->context)->ep == buft->context;
+}
+
+static const struct ggml_backend_buffer_type_i ep_buft_iface = {
+    /* .get_name         = */ ep_buft_get_name,
+    /* .alloc_buffer     = */ ep_buft_alloc_buffer,
+    /* .get_alignment    = */ ep_buft_get_alignment,
+    /* .get_alloc_size   = */ ep_buft_get_alloc_size,
+    /* .supports_backend = */ ep_buft_supports_backend,
+    /* .is_host          = */ rpc_buft_is_host,
+};
+
+static ggml_backend_t reg_init(const char * params, void * user_data) {
+    (void) params;
+    return ggml_backend_rpc_init(((struct rpc_endpoint *) user_data)->name);
+}
+
+// find_endpoint returns endpoint's entry, creating (and registering) it on first use, after
+// checking that a server answers there
+static struct rpc_endpoint * find_endpoint(const char * endpoint) {
+    // name holds "host:port" in its first half and "RPC[host:port]" in its second
+    if (endpoint == NULL || strlen(endpoint) + 6 >= sizeof(endpoints[0].name) / 2) {
+        ggml_x_error(NULL, "RPC: bad endpoint");
+        return NULL;
+    }
+    pthread_mutex_lock(&endpoints_mu);
+    struct rpc_endpoint * ep = NULL;
+    for (int i = 0; i < n_endpoints && ep == NULL; i++) {
+        if (strcmp(endpoints[i].name, endpoint) == 0) {
+            ep = &endpoints[i];
+        }
+    }
+    if (ep == NULL && n_endpoints < MAX_ENDPOINTS) {
+        struct rpc_endpoint * e = &endpoints[n_endpoints];
+        memset(e, 0, sizeof(*e));
+        snprintf(e->name, sizeof(e->name) / 2, "%s", endpoint);
+        snprintf(e->name + sizeof(e->name) / 2, sizeof(e->name) / 2, "%s[%s]", GGML_RPC_NAME, endpoint);
+        e->buft.iface = ep_buft_iface;
+        e->buft.context = e;
+        struct rpc_conn * c = endpoint_conn(e); // learns the alignment; fails for no server
+        if (c != NULL) {
+            conn_unref(c);
+            n_endpoints++;
+            ep = e;
+            ggml_backend_register(e->name + sizeof(e->name) / 2, reg_init, &e->buft, e);
+            ggml_x_clear_error(); // a full registry is not an error for the caller
+        }
+    } else if (ep == NULL) {
+        ggml_x_error(NULL, "RPC: more than %d endpoints", MAX_ENDPOINTS);
+    }
+    pthread_mutex_unlock(&endpoints_mu);
+    return ep;
+}
+
 ggml_backend_t ggml_backend_rpc_init(const char * endpoint) {
-    struct rpc_conn * c = endpoint_conn(endpoint);
-    return c != NULL ? backend_of(c) : NULL;
+    struct rpc_endpoint * ep = find_endpoint(endpoint);
+    struct rpc_conn * c = ep != NULL ? endpoint_conn(ep) : NULL;
+    if (c == NULL) {
+        return NULL;
+    }
+    ggml_backend_t b = backend_of(c);
+    conn_unref(c);
+    return b;
 }
 
 ggml_backend_buffer_type_t ggml_backend_rpc_buffer_type(const char * endpoint) {
-    struct rpc_conn * c = endpoint_conn(endpoint);
-    return c != NULL ? &c->buft : NULL;
+    struct rpc_endpoint * ep = find_endpoint(endpoint);
+    return ep != NULL ? &ep->buft : NULL;
 }
 
 void ggml_backend_rpc_get_device_memory(const char * endpoint, size_t * free_mem, size_t * total) {
     *free_mem = *total = 0;
-    struct rpc_conn * c = endpoint_conn(endpoint);
+    struct rpc_endpoint * ep = find_endpoint(endpoint);
+    struct rpc_conn * c = ep != NULL ? endpoint_conn(ep) : NULL;
     if (c != NULL) {
         device_memory(c, free_mem, total);
+        conn_unref(c);
     }
 }
