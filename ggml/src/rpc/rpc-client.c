@@ -342,6 +342,12 @@ static ggml_backend_buffer_t alloc_on(struct rpc_conn * c, ggml_backend_buffer_t
     if (!call(c, RPC_CMD_BUFFER_GET_BASE, rep, 8, base, 8)) {
         return NULL;
     }
+    if (rsize < size || rpc_get_u64(base) == 0) {
+        call(c, RPC_CMD_FREE_BUFFER, rep, 8, NULL, 0);
+        ggml_x_error(NULL, "%s: the server gave a buffer of %" PRIu64 " bytes at 0x%" PRIx64 " for %zu bytes", c->name,
+                     rsize, rpc_get_u64(base), size);
+        return NULL;
+    }
     struct rpc_buf * b = calloc(1, sizeof(*b));
     if (b == NULL) {
         ggml_x_error(NULL, "%s: out of memory", c->name);
@@ -499,7 +505,7 @@ static bool add_tensor(struct graph_writer * w, const struct ggml_tensor * t, in
     if (w->seen.keys[h] != NULL) {
         return true;
     }
-    if (depth > 100000) {
+    if (depth > 20000) { // bounded recursion (graphs are far shallower)
         ggml_x_error(NULL, "%s: graph too deep", w->c->name);
         return false;
     }
