@@ -671,4 +671,7 @@ test-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_EMU_BUILD)/bin/test-meta
 
 conformance-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_SOURCE_OBJ)
 	sh build/conformance-metal.sh $(METAL_EMU_LIB) "$(METAL_SOURCE_OBJ)" "$(METAL_EMU_LDLIBS)" $(CONFORMANCE)
+
+# the areas kept in mk/
+include mk/gram.mk
 include mk/rpc.mk

@@ -222,7 +222,8 @@ func (b *Backend) Alignment() uint64 {
 }
 
 // AllocBuffer allocates a buffer of the default buffer type (ggml_backend_alloc_buffer).
-func (b *Backend) AllocBuffer(size uint64) (*Buffer, error) {
+func (b *Backend) AllocBuffer(size uint64) (_ *Buffer, err error) {
+	defer errOnClosed(&err)
 	const op = "Backend.AllocBuffer"
 	c := b.cptr(op)
 	r := C.ggo_ggml_backend_alloc_buffer(c, C.size_t(size))
@@ -281,7 +282,8 @@ func (b *Backend) Synchronize() {
 
 // CopyTensorAsync copies src into dst (same layout) on the backend's queue, falling back to a
 // synchronous copy (ggml_backend_tensor_copy_async). Call Synchronize before reading dst.
-func (b *Backend) CopyTensorAsync(src, dst *Tensor) error {
+func (b *Backend) CopyTensorAsync(src, dst *Tensor) (err error) {
+	defer errOnClosed(&err)
 	const op = "Backend.CopyTensorAsync"
 	c := b.cptr(op)
 	if msg := takeCError(C.ggo_ggml_backend_tensor_copy_async(c, src.cptr(op), dst.cptr(op))); msg != "" {
@@ -292,7 +294,8 @@ func (b *Backend) CopyTensorAsync(src, dst *Tensor) error {
 
 // CopyTensor copies the data of src into dst, which must have the same layout; either may live
 // in any backend buffer (ggml_backend_tensor_copy).
-func CopyTensor(src, dst *Tensor) error {
+func CopyTensor(src, dst *Tensor) (err error) {
+	defer errOnClosed(&err)
 	const op = "CopyTensor"
 	if msg := takeCError(C.ggo_ggml_backend_tensor_copy(src.cptr(op), dst.cptr(op))); msg != "" {
 		return &Error{Op: op, Shapes: describeOperands([]string{"src", "dst"}, []*Tensor{src, dst}), Msg: msg}

@@ -143,7 +143,8 @@ func (bt *BufferType) IsHost() bool {
 }
 
 // AllocBuffer allocates a buffer of this type (ggml_backend_buft_alloc_buffer).
-func (bt *BufferType) AllocBuffer(size uint64) (*Buffer, error) {
+func (bt *BufferType) AllocBuffer(size uint64) (_ *Buffer, err error) {
+	defer errOnClosed(&err)
 	const op = "BufferType.AllocBuffer"
 	r := C.ggo_ggml_backend_buft_alloc_buffer(bt.cptr(op), C.size_t(size))
 	buf, err := bufferResult(op, size, r)
@@ -271,7 +272,8 @@ func (b *Buffer) Type() *BufferType {
 
 // InitTensor lets the buffer prepare a tensor already placed in it
 // (ggml_backend_buffer_init_tensor).
-func (b *Buffer) InitTensor(t *Tensor) error {
+func (b *Buffer) InitTensor(t *Tensor) (err error) {
+	defer errOnClosed(&err)
 	const op = "Buffer.InitTensor"
 	if msg := takeCError(C.ggo_ggml_backend_buffer_init_tensor(b.cptr(op), t.cptr(op))); msg != "" {
 		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
@@ -281,7 +283,8 @@ func (b *Buffer) InitTensor(t *Tensor) error {
 
 // PlaceTensor places t (which has no data yet) at byte offset off of the buffer
 // (ggml_backend_tensor_alloc). The buffer is kept alive as long as t's context.
-func (b *Buffer) PlaceTensor(t *Tensor, off uint64) error {
+func (b *Buffer) PlaceTensor(t *Tensor, off uint64) (err error) {
+	defer errOnClosed(&err)
 	const op = "Buffer.PlaceTensor"
 	c := b.cptr(op)
 	tc := t.cptr(op)
@@ -299,7 +302,8 @@ func (b *Buffer) PlaceTensor(t *Tensor, off uint64) error {
 
 // InitView gives the view t (whose view source is already in the buffer) its data pointer
 // (ggml_backend_view_init).
-func (b *Buffer) InitView(t *Tensor) error {
+func (b *Buffer) InitView(t *Tensor) (err error) {
+	defer errOnClosed(&err)
 	const op = "Buffer.InitView"
 	if msg := takeCError(C.ggo_ggml_backend_view_init(b.cptr(op), t.cptr(op))); msg != "" {
 		return &Error{Op: op, Shapes: t.describe(), Msg: msg}
@@ -311,7 +315,8 @@ func (b *Buffer) InitView(t *Tensor) error {
 // tensor of ctx that has no data yet (ggml_backend_alloc_ctx_tensors). The buffer stays alive
 // at least as long as ctx; Close it when the tensors are no longer needed (or let the context's
 // lifetime decide). It returns an error when there is nothing to allocate or allocation fails.
-func AllocContextTensors(ctx *Context, b *Backend) (*Buffer, error) {
+func AllocContextTensors(ctx *Context, b *Backend) (_ *Buffer, err error) {
+	defer errOnClosed(&err)
 	const op = "AllocContextTensors"
 	r := C.ggo_ggml_backend_alloc_ctx_tensors(ctx.cptr(op), b.cptr(op))
 	return ctxBufferResult(op, ctx, r)
@@ -319,7 +324,8 @@ func AllocContextTensors(ctx *Context, b *Backend) (*Buffer, error) {
 
 // AllocContextTensorsFromBufferType is AllocContextTensors with an explicit buffer type
 // (ggml_backend_alloc_ctx_tensors_from_buft).
-func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (*Buffer, error) {
+func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (_ *Buffer, err error) {
+	defer errOnClosed(&err)
 	const op = "AllocContextTensorsFromBufferType"
 	r := C.ggo_ggml_backend_alloc_ctx_tensors_from_buft(ctx.cptr(op), bt.cptr(op))
 	buf, err := ctxBufferResult(op, ctx, r)
@@ -398,14 +404,16 @@ func newTensorAllocator(op string, r C.ggo_pres, keep *Buffer) (*TensorAllocator
 
 // NewTensorAllocator creates an allocator that places tensors in buf
 // (ggml_tallocr_new_from_buffer). buf must stay open while the allocator is used.
-func NewTensorAllocator(buf *Buffer) (*TensorAllocator, error) {
+func NewTensorAllocator(buf *Buffer) (_ *TensorAllocator, err error) {
+	defer errOnClosed(&err)
 	const op = "NewTensorAllocator"
 	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buffer(buf.cptr(op)), buf)
 }
 
 // NewTensorAllocatorFromBufferType creates an allocator with its own buffer of the given type
 // and size (ggml_tallocr_new_from_buft); the buffer is freed with the allocator.
-func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (*TensorAllocator, error) {
+func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (_ *TensorAllocator, err error) {
+	defer errOnClosed(&err)
 	const op = "NewTensorAllocatorFromBufferType"
 	ta, err := newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_buft(bt.cptr(op), C.size_t(size)), nil)
 	if err != nil {
@@ -416,7 +424,8 @@ func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (*TensorAlloc
 
 // NewTensorAllocatorFromBackend creates an allocator with its own buffer of the backend's
 // default type (ggml_tallocr_new_from_backend); the buffer is freed with the allocator.
-func NewTensorAllocatorFromBackend(b *Backend, size uint64) (*TensorAllocator, error) {
+func NewTensorAllocatorFromBackend(b *Backend, size uint64) (_ *TensorAllocator, err error) {
+	defer errOnClosed(&err)
 	const op = "NewTensorAllocatorFromBackend"
 	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_from_backend(b.cptr(op), C.size_t(size)), nil)
 }
@@ -430,14 +439,16 @@ func NewMeasureAllocator(alignment uint64) (*TensorAllocator, error) {
 
 // NewMeasureAllocatorFromBufferType creates a measuring allocator for a buffer type
 // (ggml_tallocr_new_measure_from_buft).
-func NewMeasureAllocatorFromBufferType(bt *BufferType) (*TensorAllocator, error) {
+func NewMeasureAllocatorFromBufferType(bt *BufferType) (_ *TensorAllocator, err error) {
+	defer errOnClosed(&err)
 	const op = "NewMeasureAllocatorFromBufferType"
 	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_measure_from_buft(bt.cptr(op)), nil)
 }
 
 // NewMeasureAllocatorFromBackend creates a measuring allocator for a backend's default buffer
 // type (ggml_tallocr_new_measure_from_backend).
-func NewMeasureAllocatorFromBackend(b *Backend) (*TensorAllocator, error) {
+func NewMeasureAllocatorFromBackend(b *Backend) (_ *TensorAllocator, err error) {
+	defer errOnClosed(&err)
 	const op = "NewMeasureAllocatorFromBackend"
 	return newTensorAllocator(op, C.ggo_ggml_tallocr_new_measure_from_backend(b.cptr(op)), nil)
 }
@@ -454,7 +465,8 @@ func (a *TensorAllocator) Close() error {
 // Alloc places t (a tensor without data) in the allocator's buffer (ggml_tallocr_alloc); the
 // allocator is kept alive as long as t's context. A measuring allocator only records the space
 // t needs: t gets no memory and can be allocated for real later.
-func (a *TensorAllocator) Alloc(t *Tensor) error {
+func (a *TensorAllocator) Alloc(t *Tensor) (err error) {
+	defer errOnClosed(&err)
 	const op = "TensorAllocator.Alloc"
 	c := a.cptr(op)
 	tc := t.cptr(op)
@@ -554,7 +566,8 @@ func (ga *GraphAllocator) Close() error {
 // intermediate results (ggml_gallocr_alloc_graph). It returns the largest extent of ta's
 // buffer used, which is the buffer size needed when ta only measures (then the nodes get no
 // memory).
-func (ga *GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (uint64, error) {
+func (ga *GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (_ uint64, err error) {
+	defer errOnClosed(&err)
 	const op = "GraphAllocator.AllocGraph"
 	if ga == nil || ga.c == nil {
 		return 0, &Error{Op: op, Msg: "nil *GraphAllocator"}

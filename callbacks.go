@@ -24,6 +24,7 @@ import "C"
 import (
 	"fmt"
 	"runtime/cgo"
+	"runtime/debug"
 	"sync/atomic"
 	"unsafe"
 )
@@ -100,7 +101,7 @@ func goBuftGetName(h C.uintptr_t) (name *C.char) {
 func goBuftAllocBuffer(h C.uintptr_t, size C.size_t) (bh C.uintptr_t) {
 	defer recoverToC("buffer type alloc_buffer")
 	st := bufTypeOf(h)
-	impl, err := st.impl.Alloc(uint64(size))
+	impl, err := allocGuarded(st.impl, uint64(size))
 	st.mu.Lock()
 	st.allocErr = err
 	st.mu.Unlock()
@@ -113,6 +114,17 @@ func goBuftAllocBuffer(h C.uintptr_t, size C.size_t) (bh C.uintptr_t) {
 		return 0
 	}
 	return C.uintptr_t(st.addBuffer(impl, uint64(size)))
+}
+
+// allocGuarded calls impl.Alloc, returning a panic in it as a *PanicError that keeps the
+// panic's value (the Go wrappers that allocate hand it to their caller: withAllocErr).
+func allocGuarded(impl BufferTypeImpl, size uint64) (b BufferImpl, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, &PanicError{Op: "BufferTypeImpl.Alloc", Thread: -1, Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return impl.Alloc(size)
 }
 
 //export goBuftGetAlignment

@@ -31,7 +31,8 @@ type GraphCopy struct {
 
 // NewGraphCopy copies g (whose tensors must have data) to backend b (ggml_backend_graph_copy).
 // Close it when done: its graph, tensors and buffer are freed together.
-func NewGraphCopy(b *Backend, g *Graph) (*GraphCopy, error) {
+func NewGraphCopy(b *Backend, g *Graph) (_ *GraphCopy, err error) {
+	defer errOnClosed(&err)
 	const op = "NewGraphCopy"
 	cb := b.cptr(op)
 	cg := g.cptr(op)
@@ -92,7 +93,8 @@ type evalState struct {
 // view (ggml_backend_compare_graph_backend); t1 is g's node, t2 its copy (valid during the
 // call only). Returning false from fn stops the comparison. It returns an error when the copy
 // or a compute fails or fn panics.
-func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) bool) error {
+func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) bool) (err error) {
+	defer errOnClosed(&err)
 	const op = "CompareBackends"
 	c1, c2, cg := b1.cptr(op), b2.cptr(op), g.cptr(op)
 	if fn == nil {

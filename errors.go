@@ -59,18 +59,24 @@ func (e *Error) Unwrap() error {
 	return e.Err
 }
 
-// PanicError reports a panic in Go code that C called during a compute: the function of a Go
-// custom op (MapCustom1/2/3). The compute returns a *Error wrapping it; get it with errors.As.
+// PanicError reports a panic in Go code that C called: the function of a Go custom op
+// (MapCustom1/2/3) during a compute, or the Alloc of a Go buffer type (NewBufferType). The call
+// that failed returns a *Error wrapping it; get it with errors.As.
 type PanicError struct {
-	Op     string // the constructor of the custom op, e.g. "MapCustom1"
-	Node   string // the name of the graph node whose function panicked
-	Thread int    // the worker thread's index (ith) that panicked
+	Op     string // the constructor of the custom op, e.g. "MapCustom1", or the callback, e.g. "BufferTypeImpl.Alloc"
+	Node   string // the name of the graph node whose function panicked (custom ops)
+	Thread int    // the worker thread's index (ith) that panicked; -1 outside a compute
 	Value  any    // the value passed to panic
 	Stack  []byte // the panicking goroutine's stack (runtime/debug.Stack)
 }
 
-// Error returns "ggml: Go custom op Op (node "Node") panicked on thread Thread: Value".
+// Error returns "ggml: Go custom op Op (node "Node") panicked on thread Thread: Value", or
+// "ggml: Go callback Op panicked: Value" for a callback that is not a custom op (Thread -1,
+// e.g. a Go buffer type's Alloc).
 func (e *PanicError) Error() string {
+	if e.Thread < 0 {
+		return fmt.Sprintf("ggml: Go callback %s panicked: %v", e.Op, e.Value)
+	}
 	return fmt.Sprintf("ggml: Go custom op %s (node %q) panicked on thread %d: %v", e.Op, e.Node, e.Thread, e.Value)
 }
 
@@ -85,4 +91,21 @@ func (e *PanicError) Unwrap() error {
 // newError builds a *Error.
 func newError(op, shapes, msg string) *Error {
 	return &Error{Op: op, Shapes: shapes, Msg: msg}
+}
+
+// errOnClosed is deferred by the methods that have an error result: the accessors of the
+// package's objects (cptr) panic with a *Error wrapping ErrClosed when the object was closed,
+// which such a method turns into its error instead, so that closing in the wrong order is a
+// returned error rather than a crash. Every other panic (a nil object, a construction mistake)
+// goes on.
+func errOnClosed(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if e, ok := r.(*Error); ok && errors.Is(e, ErrClosed) {
+		*err = e
+		return
+	}
+	panic(r)
 }

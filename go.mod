@@ -1,9 +1,11 @@
 module github.com/ggml-go/ggml
 
-go 1.24
+go 1.26.0
 
 require (
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/text v0.28.0
 	modernc.org/cc/v4 v4.27.1
 )
 

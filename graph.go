@@ -278,7 +278,8 @@ func (g *Graph) View(i0, i1 int) *Graph {
 
 // Print writes the graph's nodes and leaves, one per line, to w (the information of
 // ggml_graph_print).
-func (g *Graph) Print(w io.Writer) error {
+func (g *Graph) Print(w io.Writer) (err error) {
+	defer errOnClosed(&err)
 	c := g.cptr("Print")
 	if _, err := fmt.Fprintf(w, "graph: %d nodes, %d leaves\n", int(c.n_nodes), int(c.n_leafs)); err != nil {
 		return err

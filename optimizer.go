@@ -139,7 +139,8 @@ func (o *Optimizer) state() OptimizerState {
 // configured number of iterations. The first call for a given f builds the forward and backward
 // graphs in f's context (it needs room for two graphs and the backward tensors; see
 // MinimizeGraphs to bring your own). The params are updated in place.
-func (o *Optimizer) Minimize(f *Tensor) (OptResult, error) {
+func (o *Optimizer) Minimize(f *Tensor) (_ OptResult, err error) {
+	defer errOnClosed(&err)
 	const op = "Optimizer.Minimize"
 	o.cptr(op)
 	if o.f != f {
@@ -166,7 +167,8 @@ type optRun struct {
 // MinimizeGraphs is Minimize with graphs built by the caller: gf computes f, gb is gf extended
 // by BuildBackwardExpand (keep = true). Runtime failures return an error; OptDidNotConverge,
 // OptCancel and the line search results are outcomes, not errors.
-func (o *Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (OptResult, error) {
+func (o *Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (_ OptResult, err error) {
+	defer errOnClosed(&err)
 	const op = "Optimizer.MinimizeGraphs"
 	c := o.cptr(op)
 	ctx := f.Context()

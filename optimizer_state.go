@@ -44,7 +44,8 @@ func (o *Optimizer) stateVectors() [][]float32 {
 // the convergence bookkeeping), so that training can stop and later resume exactly: restore it
 // with UnmarshalBinary into an optimizer with the same parameters, and the params' values
 // separately. Before the first Minimize there is no state and it returns an error.
-func (o *Optimizer) MarshalBinary() ([]byte, error) {
+func (o *Optimizer) MarshalBinary() (_ []byte, err error) {
+	defer errOnClosed(&err)
 	const op = "Optimizer.MarshalBinary"
 	c := o.cptr(op)
 	if o.nx < 0 || c.ctx == nil {
@@ -86,7 +87,8 @@ func boolByte(v bool) uint8 {
 // UnmarshalBinary restores a state saved by MarshalBinary. The optimizer must have the same
 // method (and Past, and for L-BFGS M) as the one that saved it; the next Minimize continues from
 // the saved iteration, given a function of the same number of parameter elements.
-func (o *Optimizer) UnmarshalBinary(data []byte) error {
+func (o *Optimizer) UnmarshalBinary(data []byte) (err error) {
+	defer errOnClosed(&err)
 	const op = "Optimizer.UnmarshalBinary"
 	c := o.cptr(op)
 	bad := func(msg string) error { return &Error{Op: op, Msg: msg} }

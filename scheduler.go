@@ -81,7 +81,8 @@ type Scheduler struct {
 // bufferTypes gives each backend's buffer type for the scheduler's buffers: nil, or a nil
 // element, selects the backend's default buffer type. graphSize is the largest number of nodes
 // of the graphs it will compute (<= 0: DefaultGraphSize).
-func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int) (*Scheduler, error) {
+func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int) (_ *Scheduler, err error) {
+	defer errOnClosed(&err)
 	const op = "NewScheduler"
 	if len(backends) == 0 {
 		return nil, &Error{Op: op, Msg: "no backends"}

@@ -7,7 +7,6 @@ package ggml
 import (
 	"context"
 	"io"
-	"net"
 	"unsafe"
 )
 
@@ -163,13 +162,19 @@ type Params struct {
 	NoAlloc bool
 }
 
-// RPCServer serves a backend to clients of ggml's RPC protocol 5.1.0: ggml's own client
-// (llama.cpp --rpc) and NewRPC. Like ggml's rpc-server it serves one connection at a time, in
-// accept order, and everything a connection allocates goes when it closes. Unlike it, every
-// request is checked (buffers of this connection only, data inside its buffer, graph nodes
-// rebuilt with this library's op constructors): a malformed request closes that connection
-// and the server goes on with the next one.
-type RPCServer struct{}
+// RopeParams are the parameters of RopeExt. The zero value is not useful: set at least NDims
+// and FreqBase; FreqScale and AttnFactor are 1 for plain RoPE.
+type RopeParams struct {
+	NDims      int     // rotated dimensions (even; the rest of each row is copied)
+	Mode       int     // 0: adjacent pairs (2k, 2k+1); 2: NeoX pairs (k, k + NDims/2)
+	NOrigCtx   int     // YaRN: the original training context
+	FreqBase   float32 // theta base (10000 for LLaMA)
+	FreqScale  float32 // linear position scaling (1: none)
+	ExtFactor  float32 // YaRN extrapolation mix (0: none)
+	AttnFactor float32 // magnitude scale of cos and sin (1: none)
+	BetaFast   float32 // YaRN ramp bounds (32 and 1 in llama.cpp)
+	BetaSlow   float32
+}
 
 // Scheduler splits graphs between several backends (ggml_backend_sched_t): each node runs on
 // one backend, chosen by priority (the order of the backends), by where its memory or its
@@ -418,8 +423,8 @@ func (*Backend) Alignment() (r0 uint64) {
 // AllocBuffer allocates a buffer of the default buffer type (ggml_backend_alloc_buffer).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Backend) AllocBuffer(size uint64) (r0 *Buffer, r1 error) {
-	r1 = noCgo("Backend.AllocBuffer")
+func (*Backend) AllocBuffer(size uint64) (r0 *Buffer, err error) {
+	err = noCgo("Backend.AllocBuffer")
 	return
 }
 
@@ -452,8 +457,8 @@ func (*Backend) Synchronize() {
 // synchronous copy (ggml_backend_tensor_copy_async). Call Synchronize before reading dst.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Backend) CopyTensorAsync(src, dst *Tensor) (r0 error) {
-	r0 = noCgo("Backend.CopyTensorAsync")
+func (*Backend) CopyTensorAsync(src, dst *Tensor) (err error) {
+	err = noCgo("Backend.CopyTensorAsync")
 	return
 }
 
@@ -461,8 +466,8 @@ func (*Backend) CopyTensorAsync(src, dst *Tensor) (r0 error) {
 // in any backend buffer (ggml_backend_tensor_copy).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func CopyTensor(src, dst *Tensor) (r0 error) {
-	r0 = noCgo("CopyTensor")
+func CopyTensor(src, dst *Tensor) (err error) {
+	err = noCgo("CopyTensor")
 	return
 }
 
@@ -563,8 +568,8 @@ func (*BufferType) IsHost() (r0 bool) {
 // AllocBuffer allocates a buffer of this type (ggml_backend_buft_alloc_buffer).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*BufferType) AllocBuffer(size uint64) (r0 *Buffer, r1 error) {
-	r1 = noCgo("BufferType.AllocBuffer")
+func (*BufferType) AllocBuffer(size uint64) (r0 *Buffer, err error) {
+	err = noCgo("BufferType.AllocBuffer")
 	return
 }
 
@@ -657,8 +662,8 @@ func (*Buffer) Type() (r0 *BufferType) {
 // (ggml_backend_buffer_init_tensor).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Buffer) InitTensor(t *Tensor) (r0 error) {
-	r0 = noCgo("Buffer.InitTensor")
+func (*Buffer) InitTensor(t *Tensor) (err error) {
+	err = noCgo("Buffer.InitTensor")
 	return
 }
 
@@ -666,8 +671,8 @@ func (*Buffer) InitTensor(t *Tensor) (r0 error) {
 // (ggml_backend_tensor_alloc). The buffer is kept alive as long as t's context.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Buffer) PlaceTensor(t *Tensor, off uint64) (r0 error) {
-	r0 = noCgo("Buffer.PlaceTensor")
+func (*Buffer) PlaceTensor(t *Tensor, off uint64) (err error) {
+	err = noCgo("Buffer.PlaceTensor")
 	return
 }
 
@@ -675,8 +680,8 @@ func (*Buffer) PlaceTensor(t *Tensor, off uint64) (r0 error) {
 // (ggml_backend_view_init).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Buffer) InitView(t *Tensor) (r0 error) {
-	r0 = noCgo("Buffer.InitView")
+func (*Buffer) InitView(t *Tensor) (err error) {
+	err = noCgo("Buffer.InitView")
 	return
 }
 
@@ -686,8 +691,8 @@ func (*Buffer) InitView(t *Tensor) (r0 error) {
 // lifetime decide). It returns an error when there is nothing to allocate or allocation fails.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func AllocContextTensors(ctx *Context, b *Backend) (r0 *Buffer, r1 error) {
-	r1 = noCgo("AllocContextTensors")
+func AllocContextTensors(ctx *Context, b *Backend) (r0 *Buffer, err error) {
+	err = noCgo("AllocContextTensors")
 	return
 }
 
@@ -695,8 +700,8 @@ func AllocContextTensors(ctx *Context, b *Backend) (r0 *Buffer, r1 error) {
 // (ggml_backend_alloc_ctx_tensors_from_buft).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (r0 *Buffer, r1 error) {
-	r1 = noCgo("AllocContextTensorsFromBufferType")
+func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (r0 *Buffer, err error) {
+	err = noCgo("AllocContextTensorsFromBufferType")
 	return
 }
 
@@ -704,8 +709,8 @@ func AllocContextTensorsFromBufferType(ctx *Context, bt *BufferType) (r0 *Buffer
 // (ggml_tallocr_new_from_buffer). buf must stay open while the allocator is used.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTensorAllocator(buf *Buffer) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewTensorAllocator")
+func NewTensorAllocator(buf *Buffer) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewTensorAllocator")
 	return
 }
 
@@ -713,8 +718,8 @@ func NewTensorAllocator(buf *Buffer) (r0 *TensorAllocator, r1 error) {
 // and size (ggml_tallocr_new_from_buft); the buffer is freed with the allocator.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewTensorAllocatorFromBufferType")
+func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewTensorAllocatorFromBufferType")
 	return
 }
 
@@ -722,8 +727,8 @@ func NewTensorAllocatorFromBufferType(bt *BufferType, size uint64) (r0 *TensorAl
 // default type (ggml_tallocr_new_from_backend); the buffer is freed with the allocator.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTensorAllocatorFromBackend(b *Backend, size uint64) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewTensorAllocatorFromBackend")
+func NewTensorAllocatorFromBackend(b *Backend, size uint64) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewTensorAllocatorFromBackend")
 	return
 }
 
@@ -740,8 +745,8 @@ func NewMeasureAllocator(alignment uint64) (r0 *TensorAllocator, r1 error) {
 // (ggml_tallocr_new_measure_from_buft).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewMeasureAllocatorFromBufferType(bt *BufferType) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewMeasureAllocatorFromBufferType")
+func NewMeasureAllocatorFromBufferType(bt *BufferType) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewMeasureAllocatorFromBufferType")
 	return
 }
 
@@ -749,8 +754,8 @@ func NewMeasureAllocatorFromBufferType(bt *BufferType) (r0 *TensorAllocator, r1 
 // type (ggml_tallocr_new_measure_from_backend).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewMeasureAllocatorFromBackend(b *Backend) (r0 *TensorAllocator, r1 error) {
-	r1 = noCgo("NewMeasureAllocatorFromBackend")
+func NewMeasureAllocatorFromBackend(b *Backend) (r0 *TensorAllocator, err error) {
+	err = noCgo("NewMeasureAllocatorFromBackend")
 	return
 }
 
@@ -767,8 +772,8 @@ func (*TensorAllocator) Close() (r0 error) {
 // t needs: t gets no memory and can be allocated for real later.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*TensorAllocator) Alloc(t *Tensor) (r0 error) {
-	r0 = noCgo("TensorAllocator.Alloc")
+func (*TensorAllocator) Alloc(t *Tensor) (err error) {
+	err = noCgo("TensorAllocator.Alloc")
 	return
 }
 
@@ -824,8 +829,8 @@ func (*GraphAllocator) Close() (r0 error) {
 // memory).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (r0 uint64, r1 error) {
-	r1 = noCgo("GraphAllocator.AllocGraph")
+func (*GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (r0 uint64, err error) {
+	err = noCgo("GraphAllocator.AllocGraph")
 	return
 }
 
@@ -873,8 +878,8 @@ func (*Scheduler) ComputeContext(ctx context.Context, g *Graph) (r0 error) {
 // Close it when done: its graph, tensors and buffer are freed together.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewGraphCopy(b *Backend, g *Graph) (r0 *GraphCopy, r1 error) {
-	r1 = noCgo("NewGraphCopy")
+func NewGraphCopy(b *Backend, g *Graph) (r0 *GraphCopy, err error) {
+	err = noCgo("NewGraphCopy")
 	return
 }
 
@@ -907,8 +912,8 @@ func (*GraphCopy) Close() (r0 error) {
 // or a compute fails or fn panics.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) bool) (r0 error) {
-	r0 = noCgo("CompareBackends")
+func CompareBackends(b1, b2 *Backend, g *Graph, fn func(i int, t1, t2 *Tensor) bool) (err error) {
+	err = noCgo("CompareBackends")
 	return
 }
 
@@ -1509,8 +1514,8 @@ func (*Graph) View(i0, i1 int) (r0 *Graph) {
 // ggml_graph_print).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Graph) Print(w io.Writer) (r0 error) {
-	r0 = noCgo("Graph.Print")
+func (*Graph) Print(w io.Writer) (err error) {
+	err = noCgo("Graph.Print")
 	return
 }
 
@@ -2421,8 +2426,8 @@ func (*Optimizer) LossAfter() (r0 float32) {
 // MinimizeGraphs to bring your own). The params are updated in place.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, r1 error) {
-	r1 = noCgo("Optimizer.Minimize")
+func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, err error) {
+	err = noCgo("Optimizer.Minimize")
 	return
 }
 
@@ -2431,8 +2436,8 @@ func (*Optimizer) Minimize(f *Tensor) (r0 OptResult, r1 error) {
 // OptCancel and the line search results are outcomes, not errors.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (r0 OptResult, r1 error) {
-	r1 = noCgo("Optimizer.MinimizeGraphs")
+func (*Optimizer) MinimizeGraphs(f *Tensor, gf, gb *Graph) (r0 OptResult, err error) {
+	err = noCgo("Optimizer.MinimizeGraphs")
 	return
 }
 
@@ -2449,8 +2454,8 @@ func (*Optimizer) Close() (r0 error) {
 // separately. Before the first Minimize there is no state and it returns an error.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) MarshalBinary() (r0 []byte, r1 error) {
-	r1 = noCgo("Optimizer.MarshalBinary")
+func (*Optimizer) MarshalBinary() (r0 []byte, err error) {
+	err = noCgo("Optimizer.MarshalBinary")
 	return
 }
 
@@ -2459,9 +2464,44 @@ func (*Optimizer) MarshalBinary() (r0 []byte, r1 error) {
 // the saved iteration, given a function of the same number of parameter elements.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Optimizer) UnmarshalBinary(data []byte) (r0 error) {
-	r0 = noCgo("Optimizer.UnmarshalBinary")
+func (*Optimizer) UnmarshalBinary(data []byte) (err error) {
+	err = noCgo("Optimizer.UnmarshalBinary")
 	return
+}
+
+// ProfileEnabled reports whether the CPU engine profiles graph computes: the environment
+// variable GGML_X_PROFILE is 1 (time per op type, MUL_MAT split by weight type) or 2 (also per
+// node index), read once at the first compute.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func ProfileEnabled() (r0 bool) {
+	panic(noCgo("ProfileEnabled"))
+}
+
+// ProfileReport returns the CPU engine's profile of the graph computes so far ("" when
+// profiling is off or nothing was computed). The C library prints the report at exit, but a Go
+// program never runs C's exit handlers: a program that wants the report takes it here, for
+// example with `defer ggml.WriteProfile(os.Stderr)` in main. Once taken, the report is no longer
+// printed at exit.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func ProfileReport() (r0 string) {
+	panic(noCgo("ProfileReport"))
+}
+
+// WriteProfile writes ProfileReport to w when profiling is on and there is something to report.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func WriteProfile(w io.Writer) (r0 error) {
+	r0 = noCgo("WriteProfile")
+	return
+}
+
+// ResetProfile starts the profile's totals again (e.g. after a warm-up).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func ResetProfile() {
+	panic(noCgo("ResetProfile"))
 }
 
 // Quantize converts rows of nPerRow float32 values to type typ (ggml_quantize_chunk): Q4_0,
@@ -2525,80 +2565,15 @@ func FP32ToFP16Row(src []float32) (r0 []Float16) {
 	panic(noCgo("FP32ToFP16Row"))
 }
 
-// NewRPC connects to an RPC server at addr ("host:port": ggml's rpc-server or
-// cmd/ggml-rpc-server) speaking ggml's RPC protocol 5.1.0 and returns a backend whose buffers
-// and graph computations live there. Use it alone (tensors in its DefaultBufferType, Compute)
-// or in a Scheduler next to the CPU: ops the server cannot compute (no peer in the server's
-// ggml, or parameters it cannot express) are reported unsupported and stay on the CPU.
-//
-// Without cgo it returns an error wrapping ErrNoCgo.
-func NewRPC(addr string, opts ...RPCOption) (r0 *Backend, r1 error) {
-	r1 = noCgo("NewRPC")
-	return
-}
-
-// IsRPC reports whether b is an RPC backend (NewRPC).
+// RopeExt applies rotary position embeddings to a ([head_dim, heads, tokens]) at the positions
+// b (I32, one per token) as llama.cpp of 2025 computes them (ggml_x_rope_ext): factors, when
+// not nil, is an F32 vector of at least NDims/2 values dividing the angle of each pair (Llama
+// 3.1's rope_freqs, Phi-3's long/short factors). Backends without this variant leave it to the
+// CPU. It has no gradient.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
-func (*Backend) IsRPC() (r0 bool) {
-	panic(noCgo("Backend.IsRPC"))
-}
-
-// RPCDeviceMemory asks an RPC backend's server for its device's free and total memory.
-//
-// Without cgo it returns an error wrapping ErrNoCgo.
-func (*Backend) RPCDeviceMemory() (free, total uint64, err error) {
-	err = noCgo("Backend.RPCDeviceMemory")
-	return
-}
-
-// RPCAlive reports whether an RPC backend's connection still works: false once a request
-// failed (the server died, hung or answered garbage), after which every call fails; Close the
-// backend and call NewRPC again.
-//
-// Without cgo it panics with a *Error wrapping ErrNoCgo.
-func (*Backend) RPCAlive() (r0 bool) {
-	panic(noCgo("Backend.RPCAlive"))
-}
-
-// RPCSupportedOps returns how many of this library's ops an RPC server can compute (the others
-// stay local in a Scheduler).
-//
-// Without cgo it panics with a *Error wrapping ErrNoCgo.
-func RPCSupportedOps() (r0 int) {
-	panic(noCgo("RPCSupportedOps"))
-}
-
-// NewRPCServer prepares a server of b (which it uses exclusively while serving a connection).
-//
-// Without cgo it returns an error wrapping ErrNoCgo.
-func NewRPCServer(b *Backend, opts ...RPCServerOption) (r0 *RPCServer, r1 error) {
-	r1 = noCgo("NewRPCServer")
-	return
-}
-
-// Serve accepts connections on l and serves them one after another until Close; it then
-// returns nil (or the listener's error).
-//
-// Without cgo it returns an error wrapping ErrNoCgo.
-func (*RPCServer) Serve(l net.Listener) (r0 error) {
-	r0 = noCgo("RPCServer.Serve")
-	return
-}
-
-// ServeConn serves one connection (any net.Conn: TLS and the token are applied as configured)
-// until either side closes it, and closes it. Serve calls it for each accepted connection.
-//
-// Without cgo it panics with a *Error wrapping ErrNoCgo.
-func (*RPCServer) ServeConn(conn net.Conn) {
-	panic(noCgo("RPCServer.ServeConn"))
-}
-
-// Close stops Serve: the listener is closed and the connection being served is cut.
-//
-// Without cgo it does nothing.
-func (*RPCServer) Close() (r0 error) {
-	return
+func (*Context) RopeExt(a, b, factors *Tensor, p RopeParams) (r0 *Tensor) {
+	panic(noCgo("Context.RopeExt"))
 }
 
 // NewScheduler creates a scheduler over backends, in order of priority (ggml_backend_sched_new).
@@ -2607,8 +2582,8 @@ func (*RPCServer) Close() (r0 error) {
 // of the graphs it will compute (<= 0: DefaultGraphSize).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int) (r0 *Scheduler, r1 error) {
-	r1 = noCgo("NewScheduler")
+func NewScheduler(backends []*Backend, bufferTypes []*BufferType, graphSize int) (r0 *Scheduler, err error) {
+	err = noCgo("NewScheduler")
 	return
 }
 
@@ -3083,8 +3058,8 @@ func WithTraceLog(w io.Writer) (r0 TraceOption) {
 // open while the tracing type and its buffers are used). Its name is "Trace(<inner name>)".
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func NewTracingBufferType(inner *BufferType, opts ...TraceOption) (r0 *TracingBufferType, r1 error) {
-	r1 = noCgo("NewTracingBufferType")
+func NewTracingBufferType(inner *BufferType, opts ...TraceOption) (r0 *TracingBufferType, err error) {
+	err = noCgo("NewTracingBufferType")
 	return
 }
 
@@ -3147,7 +3122,7 @@ func (Type) Valid() (r0 bool) {
 // It returns an error when t is not a view or the view would reach past the end of its source.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Tensor) SetViewOffset(off uint64) (r0 error) {
-	r0 = noCgo("Tensor.SetViewOffset")
+func (*Tensor) SetViewOffset(off uint64) (err error) {
+	err = noCgo("Tensor.SetViewOffset")
 	return
 }

@@ -86,7 +86,8 @@ type tracer struct {
 
 // NewTracingBufferType wraps inner (a built-in or Go-implemented buffer type, which must stay
 // open while the tracing type and its buffers are used). Its name is "Trace(<inner name>)".
-func NewTracingBufferType(inner *BufferType, opts ...TraceOption) (*TracingBufferType, error) {
+func NewTracingBufferType(inner *BufferType, opts ...TraceOption) (_ *TracingBufferType, err error) {
+	defer errOnClosed(&err)
 	const op = "NewTracingBufferType"
 	inner.cptr(op)
 	tr := &tracer{inner: inner, name: "Trace(" + inner.Name() + ")"}

@@ -18,7 +18,8 @@ import (
 // cache cell, for instance) without being rebuilt: move every view node that refers to the
 // part, including the result of a Cpy into a view, which is itself a view of the same tensor.
 // It returns an error when t is not a view or the view would reach past the end of its source.
-func (t *Tensor) SetViewOffset(off uint64) error {
+func (t *Tensor) SetViewOffset(off uint64) (err error) {
+	defer errOnClosed(&err)
 	const op = "Tensor.SetViewOffset"
 	c := t.cptr(op)
 	src := c.view_src

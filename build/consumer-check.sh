@@ -1,6 +1,7 @@
 #!/bin/sh
 # consumer-check.sh - build this module the way its users do, from a throw-away consumer module
-# in a temporary directory (build/consumer/main.go.txt: relu(W·x) on the CPU):
+# in a temporary directory (build/consumer/main.go.txt: relu(W·x) on the CPU; every.go.txt and a
+# generated blank import of every library package of the module):
 #
 #   1. module cache: the working tree is packed as a module zip (version v0.0.0-ci) into a local
 #      GOPROXY directory and fetched into a fresh, read-only module cache (as `go get` does);
@@ -41,10 +42,21 @@ echo "$ver" > "$proxy/list"
 
 cd "$work/consumer"
 cp "$root/build/consumer/main.go.txt" main.go
+cp "$root/build/consumer/every.go.txt" every.go
+# a blank import of every library package (not commands, internal or build tools): each must
+# compile for the consumer, with and without cgo
+{
+    echo "package main"
+    echo
+    echo "import ("
+    (cd "$root" && $go list -f '{{if or .GoFiles .CgoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v -e '/cmd/' -e '/internal/' -e '/build/' -e '/ggml/ggml/' -e '/csrc$' -e '/tests$' -e '/cuda' -e '/metal') |
+        sed 's/.*/\t_ "&"/'
+    echo ")"
+} > imports.go
 cat > go.mod <<MOD
 module example.com/consumer
 
-go 1.24
+go 1.26
 
 require $mod $ver
 MOD

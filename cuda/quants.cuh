@@ -1,4 +1,4 @@
-// quants.cuh - device-side block formats (FORMATS.md): dequantization of one 32-element chunk
+// quants.cuh - device-side block formats (doc/gguf-and-quant-formats.md): dequantization of one 32-element chunk
 // of a row for every weight type, and the reference quantizers of the 32-element block types
 // (bit-exact with ggml_x_quantize_row_*_ref: every product and sum is rounded separately, no
 // fused multiply-add).
@@ -12,7 +12,7 @@
 #include "common.cuh"
 #include <stddef.h>
 
-// the block layouts the kernels address (FORMATS.md), pinned here, in device code, whatever
+// the block layouts the kernels address (doc/gguf-and-quant-formats.md), pinned here, in device code, whatever
 // ggml_fp16_t is for this compiler: sizes, and each 16-bit scale at its byte offset
 #define CU_BLOCK_LAYOUT(T, size) static_assert(sizeof(T) == (size), #T " must be " #size " bytes")
 #define CU_SCALE_AT(T, f, off)                                                                   \

@@ -138,6 +138,10 @@ bool ggml_cu_rope_supported(const ggml_tensor * dst) {
     if (a == NULL || pos == NULL || pos->type != GGML_TYPE_I32 || !ggml_is_contiguous(pos)) {
         return false;
     }
+    // ggml_x_rope_ext (frequency factors, 2025 NeoX semantics) has no CUDA kernel: the CPU runs it
+    if (ggml_x_get_op_params_i32(dst, 13) != 0 || dst->src[2] != NULL) {
+        return false;
+    }
     if (!cu_is_float(a->type) || dst->type != a->type || !cu_same_shape(a, dst)) {
         return false;
     }

@@ -48,8 +48,11 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 		nBatch = 512
 	}
 	nBatch = min(nBatch, nCtx)
+	if pe := m.tensor("position_embd.weight"); pe != nil && int64(nCtx) > pe.Ne()[1] {
+		return nil, fmt.Errorf("llama: %s models have learned positions for %d tokens; create the Context with NCtx <= %d", m.HP.Arch, pe.Ne()[1], pe.Ne()[1])
+	}
 	typ := ggml.TypeF16
-	if opt.KVF32 {
+	if opt.KVF32 || m.arch.encoder { // encoders keep K and V in F32, as llama.cpp (no cache)
 		typ = ggml.TypeF32
 	}
 	kv, err := newKVCache(m, nCtx, typ)
@@ -66,7 +69,7 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 		return nil, err
 	}
 	// size the compute buffers with the largest graph: a full batch attending to every cell
-	if err := c.measure(step{nTokens: nBatch, kvHead: nCtx - nBatch, nKV: nCtx, allLogits: true}); err != nil {
+	if err := c.measure(step{nTokens: nBatch, kvHead: nCtx - nBatch, nKV: nCtx, allLogits: true, hidden: m.arch.encoder}); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func (c *Context) newGraphContext() (*ggml.Context, error) {
 // allocInputs places the inputs with the scheduler's CPU allocator.
 func (c *Context) allocInputs(in graphInputs) error {
 	a := c.sched.Allocator(c.m.cpu)
-	for _, t := range []*ggml.Tensor{in.tokens, in.pos, in.mask} {
+	for _, t := range in.list() {
 		if err := a.Alloc(t); err != nil {
 			return err
 		}
@@ -162,6 +165,9 @@ func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
 	}
 	if len(tokens) == 0 {
 		return nil, errors.New("llama: Eval needs at least one token")
+	}
+	if c.m.arch.encoder {
+		return nil, fmt.Errorf("llama: %s models are encoders: they make embeddings (Context.Embed), not logits", c.m.HP.Arch)
 	}
 	if c.kv.nUsed+len(tokens) > c.kv.nCtx {
 		return nil, fmt.Errorf("%w: %d tokens at position %d exceed the %d cells (create the Context with a larger NCtx, or Reset it)",
@@ -234,22 +240,41 @@ func (c *Context) setInputs(in graphInputs, tokens []int32, head, nKV int) error
 	if err := in.pos.SetInt32(c.posBuf); err != nil {
 		return err
 	}
-	// mask: token i (position head+i) sees cells j <= head+i
-	need := nKV * len(tokens)
+	if err := in.mask.SetFloat32(c.fillMask(len(tokens), head, nKV, 0)); err != nil {
+		return err
+	}
+	if in.maskSWA != nil {
+		return in.maskSWA.SetFloat32(c.fillMask(len(tokens), head, nKV, c.m.HP.SlidingWindow))
+	}
+	return nil
+}
+
+// fillMask returns the attention mask of n tokens at cells head.. over nKV cells (cell j
+// holds position j): token i at position head+i sees cells j <= head+i (every filled cell
+// j < head+n when the model is not causal) and, with a window w > 0, only those with
+// head+i - j < w.
+func (c *Context) fillMask(n, head, nKV, window int) []float32 {
+	need := nKV * n
 	if cap(c.maskBuf) < need {
 		c.maskBuf = make([]float32, need)
 	}
 	mask := c.maskBuf[:need]
 	negInf := float32(math.Inf(-1))
-	for i := range tokens {
+	causal := c.m.HP.Causal
+	for i := 0; i < n; i++ {
+		p := head + i
 		row := mask[i*nKV : (i+1)*nKV]
 		for j := range row {
-			if j <= head+i {
+			visible := j <= p || (!causal && j < head+n)
+			if window > 0 && p-j >= window {
+				visible = false
+			}
+			if visible {
 				row[j] = 0
 			} else {
 				row[j] = negInf
 			}
 		}
 	}
-	return in.mask.SetFloat32(mask)
+	return mask
 }

@@ -52,7 +52,7 @@ func (c *Context) newDecodeGraph(nKV int) (d *decodeGraph, err error) {
 		return nil, err
 	}
 	d.g, d.in, d.logits, d.stores = c.build(d.ctx, step{nTokens: 1, kvHead: 0, nKV: nKV})
-	inputs := []*ggml.Tensor{d.in.tokens, d.in.pos, d.in.mask}
+	inputs := d.in.list()
 	// measure, then allocate for real
 	measure, err := ggml.NewMeasureAllocatorFromBackend(c.m.cpu)
 	if err != nil {

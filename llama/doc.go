@@ -1,7 +1,9 @@
-// Package llama runs LLaMA-architecture models stored in GGUF files, following the
-// conventions of llama.cpp of the same date as this module's ggml (MODELS.md): Load checks
-// the file and maps its weights, a Context holds a KV cache and evaluates tokens, and the
-// tokenizer and sampling packages turn text into tokens and logits into tokens.
+// Package llama runs language models stored in GGUF files, computing what llama.cpp computes
+// on the same file: Load checks the file and maps its weights, a Context holds a KV cache and
+// evaluates tokens (Eval) or makes embeddings (Embed), and the tokenizer and sampling packages
+// turn text into tokens and logits into tokens. The architecture comes from the file's
+// general.architecture (Architectures lists them: llama, qwen2, qwen2moe, phi3, gemma2, gpt2,
+// bert, nomic-bert); each is one file over shared graph builders (doc/adding-an-architecture.md).
 //
 //	m, err := llama.Load("model.gguf", llama.Options{Threads: 4})
 //	...
@@ -11,9 +13,11 @@
 //	defer c.Close()
 //	logits, err := c.Eval(tokens, false) // logits of the last token
 //
-// Supported: the llama architecture (GQA, rope scaling none/linear/YaRN, optional attention
-// biases), weights in f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0 and q2_K to q6_K, an F16 or F32
-// KV cache, one sequence per Context, the last layers offloaded to a second backend through a
-// Scheduler. Not supported yet: mixture-of-experts models, other architectures, several
-// sequences in one Context.
+// Supported: GQA, rope scaling none/linear/YaRN and frequency factors, attention biases,
+// sliding windows and soft-caps, mixture-of-experts layers (in groups of 8 experts beyond 8), encoders with
+// mean/CLS pooling; weights in f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0 and q2_K to q6_K, an F16
+// or F32 KV cache, one sequence per Context, the last layers offloaded to a second backend
+// through a Scheduler. Not supported yet: several sequences in one Context.
 package llama
+
+//go:generate go run ../build/genops -stubs-only .

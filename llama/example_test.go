@@ -66,3 +66,41 @@ func Example() {
 	// tokens in the context: 17
 	// text: true
 }
+
+// Embeddings of a text with an encoder (a BERT-architecture model with random weights here):
+// one mean-pooled, L2-normalized vector per input.
+func ExampleContext_EmbedBatch() {
+	dir, err := os.MkdirTemp("", "llama-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "bert.gguf")
+	if err := llama.WriteRandomModel(path, llama.RandomConfig{Arch: "bert", Seed: 1}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewContext(llama.ContextOptions{NCtx: 128})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	inputs := [][]int32{{1, 40, 41, 2}, {1, 50, 2}} // token ids, e.g. from a tokenizer
+	vecs, err := c.EmbedBatch(inputs, llama.EmbedOptions{Pooling: llama.PoolingMean, Normalize: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var dot float64
+	for i := range vecs[0] {
+		dot += float64(vecs[0][i]) * float64(vecs[0][i])
+	}
+	fmt.Println("model pooling:", m.HP.Pooling, "vectors:", len(vecs), "size:", len(vecs[0]))
+	fmt.Printf("norm: %.3f\n", dot)
+	// Output:
+	// model pooling: mean vectors: 2 size: 64
+	// norm: 1.000
+}

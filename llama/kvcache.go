@@ -12,19 +12,19 @@ import (
 // row of n_embd_gqa values per cell (rotated keys), V holds the values transposed (element
 // (cell j, dim d) at d·n_ctx + j). Cells are used in order: cell j holds position j.
 type kvCache struct {
-	nCtx  int
-	typ   ggml.Type
-	k, v  []*ggml.Tensor
-	ctxs  []*ggml.Context
-	bufs  []*ggml.Buffer
-	nUsed int // cells [0, nUsed) hold positions 0..nUsed-1
+	nCtx           int
+	kWidth, vWidth int // values per cell of K (head_dim·n_head_kv) and of V
+	typ            ggml.Type
+	k, v           []*ggml.Tensor
+	ctxs           []*ggml.Context
+	bufs           []*ggml.Buffer
+	nUsed          int // cells [0, nUsed) hold positions 0..nUsed-1
 }
 
 // newKVCache allocates the cache of m for nCtx cells, zero-filled; the layers offloaded by the
 // model get their cache in the offload backend's memory.
 func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
-	c := &kvCache{nCtx: nCtx, typ: typ}
-	n := int64(m.HP.NEmbdGQA()) * int64(nCtx)
+	c := &kvCache{nCtx: nCtx, typ: typ, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA()}
 	c.k = make([]*ggml.Tensor, m.HP.NLayer)
 	c.v = make([]*ggml.Tensor, m.HP.NLayer)
 	for _, off := range []bool{false, true} {
@@ -44,8 +44,8 @@ func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
 		}
 		c.ctxs = append(c.ctxs, ctx)
 		for _, i := range idx {
-			c.k[i] = ctx.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_k_l%d", i))
-			c.v[i] = ctx.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_v_l%d", i))
+			c.k[i] = ctx.NewTensor1D(typ, int64(c.kWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_k_l%d", i))
+			c.v[i] = ctx.NewTensor1D(typ, int64(c.vWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_v_l%d", i))
 		}
 		b := m.cpu
 		if off {

@@ -105,13 +105,13 @@ func TestLoadRejectsMalformedModels(t *testing.T) {
 		v         any
 		want      string
 	}{
-		{"other architecture", "general.architecture", "gpt2", `"gpt2"`},
+		{"other architecture", "general.architecture", "mamba", `"mamba"`},
 		{"heads not dividing", "llama.attention.head_count", uint32(5), "multiple"},
 		{"kv heads not dividing", "llama.attention.head_count_kv", uint32(3), "multiple"},
 		{"zero layers", "llama.block_count", uint32(0), "llama.block_count"},
 		{"rope dims", "llama.rope.dimension_count", uint32(8), "llama.rope.dimension_count"},
 		{"rope scaling type", "llama.rope.scaling.type", "ntk", "ntk"},
-		{"experts", "llama.expert_count", uint32(8), "mixture-of-experts"},
+		{"experts", "llama.expert_count", uint32(8), "expert_used_count"},
 		{"nan eps", "llama.attention.layer_norm_rms_epsilon", float32(0) / float32(zero()), "finite"},
 	}
 	for _, tc := range values {

@@ -57,8 +57,9 @@ func repackable(ti gguf.TensorInfo) bool {
 	if ti.Name == "output.weight" {
 		return true
 	}
-	for _, suffix := range []string{".attn_q.weight", ".attn_k.weight", ".attn_v.weight", ".attn_output.weight",
-		".ffn_gate.weight", ".ffn_up.weight", ".ffn_down.weight"} {
+	for _, suffix := range []string{".attn_q.weight", ".attn_k.weight", ".attn_v.weight", ".attn_qkv.weight",
+		".attn_output.weight", ".ffn_gate.weight", ".ffn_up.weight", ".ffn_down.weight",
+		".ffn_gate_shexp.weight", ".ffn_up_shexp.weight", ".ffn_down_shexp.weight"} {
 		if strings.HasPrefix(ti.Name, "blk.") && strings.HasSuffix(ti.Name, suffix) {
 			return true
 		}
@@ -69,21 +70,56 @@ func repackable(ti gguf.TensorInfo) bool {
 // DefaultThreads returns the default number of CPU threads: the number of CPUs, at most 8.
 func DefaultThreads() int { return min(runtime.NumCPU(), 8) }
 
-// layer holds the weights of one transformer block.
+// layer holds the weights of one transformer block: the union of what the architectures use
+// (nil where a model has no such tensor). The field comments give the GGUF name suffix.
 type layer struct {
-	attnNorm, wq, wk, wv, wo *ggml.Tensor
-	bq, bk, bv, bo           *ggml.Tensor // optional biases (nil when absent)
-	ffnNorm, gate, up, down  *ggml.Tensor
-	offloaded                bool
+	attnNorm, attnNormB           *ggml.Tensor // attn_norm.weight / .bias
+	wq, wk, wv, wqkv, wo          *ggml.Tensor // attn_q, attn_k, attn_v, attn_qkv, attn_output (.weight)
+	bq, bk, bv, bqkv, bo          *ggml.Tensor // the same, .bias
+	attnPostNorm                  *ggml.Tensor // post_attention_norm.weight (gemma2)
+	attnOutNorm, attnOutNormB     *ggml.Tensor // attn_output_norm.weight / .bias (bert)
+	ffnNorm, ffnNormB             *ggml.Tensor // ffn_norm.weight / .bias
+	gate, up, down                *ggml.Tensor // ffn_gate, ffn_up, ffn_down (.weight)
+	upB, downB                    *ggml.Tensor // ffn_up.bias, ffn_down.bias
+	ffnPostNorm                   *ggml.Tensor // post_ffw_norm.weight (gemma2)
+	layerOutNorm, layerOutNormB   *ggml.Tensor // layer_output_norm.weight / .bias (bert)
+	gateInp                       *ggml.Tensor // ffn_gate_inp.weight: the expert router
+	gateExps, upExps, downExps    *ggml.Tensor // ffn_{gate,up,down}_exps.weight [.., .., n_expert]
+	gateShexp, upShexp, downShexp *ggml.Tensor // ffn_{gate,up,down}_shexp.weight: the shared expert
+	gateInpShexp                  *ggml.Tensor // ffn_gate_inp_shexp.weight: the shared expert's gate
+	offloaded                     bool
 }
 
-// Model is a loaded LLaMA-architecture model: its hyper-parameters, its GGUF metadata (for the
+// fields returns the layer's weight fields by GGUF name suffix.
+func (l *layer) fields() map[string]**ggml.Tensor {
+	return map[string]**ggml.Tensor{
+		"attn_norm.weight": &l.attnNorm, "attn_norm.bias": &l.attnNormB,
+		"attn_q.weight": &l.wq, "attn_k.weight": &l.wk, "attn_v.weight": &l.wv, "attn_qkv.weight": &l.wqkv,
+		"attn_output.weight": &l.wo,
+		"attn_q.bias":        &l.bq, "attn_k.bias": &l.bk, "attn_v.bias": &l.bv, "attn_qkv.bias": &l.bqkv,
+		"attn_output.bias":           &l.bo,
+		"post_attention_norm.weight": &l.attnPostNorm,
+		"attn_output_norm.weight":    &l.attnOutNorm, "attn_output_norm.bias": &l.attnOutNormB,
+		"ffn_norm.weight": &l.ffnNorm, "ffn_norm.bias": &l.ffnNormB,
+		"ffn_gate.weight": &l.gate, "ffn_up.weight": &l.up, "ffn_down.weight": &l.down,
+		"ffn_up.bias": &l.upB, "ffn_down.bias": &l.downB,
+		"post_ffw_norm.weight":     &l.ffnPostNorm,
+		"layer_output_norm.weight": &l.layerOutNorm, "layer_output_norm.bias": &l.layerOutNormB,
+		"ffn_gate_inp.weight":  &l.gateInp,
+		"ffn_gate_exps.weight": &l.gateExps, "ffn_up_exps.weight": &l.upExps, "ffn_down_exps.weight": &l.downExps,
+		"ffn_gate_shexp.weight": &l.gateShexp, "ffn_up_shexp.weight": &l.upShexp, "ffn_down_shexp.weight": &l.downShexp,
+		"ffn_gate_inp_shexp.weight": &l.gateInpShexp,
+	}
+}
+
+// Model is a loaded model of one of the supported architectures (Architectures): its hyper-parameters, its GGUF metadata (for the
 // tokenizer) and its weights in backend memory. It is safe to create several Contexts on one
 // Model, but a Model and its Contexts must be used by one goroutine at a time. Close it after
 // its Contexts.
 type Model struct {
 	HP HParams // the hyper-parameters
 
+	arch     *architecture
 	path     string
 	file     *gguf.File
 	cpu      *ggml.Backend
@@ -94,9 +130,13 @@ type Model struct {
 	weights  []*ggml.GGUFTensors
 	tokEmbd  *ggml.Tensor
 	outNorm  *ggml.Tensor
-	output   *ggml.Tensor
+	output   *ggml.Tensor // nil when tied to tokEmbd
 	layers   []layer
+	global   map[string]*ggml.Tensor // the tensors outside blocks, by name
 }
+
+// tensor returns a tensor outside the blocks by name (nil when the model has none).
+func (m *Model) tensor(name string) *ggml.Tensor { return m.global[name] }
 
 // GGUF returns the model's parsed GGUF file (metadata and tensor descriptions; the tokenizer
 // reads its vocabulary from it). Its data reader is closed: use it for metadata only.
@@ -127,12 +167,9 @@ var fileTypeNames = map[int]string{
 	15: "Q4_K - Medium", 16: "Q5_K - Small", 17: "Q5_K - Medium", 18: "Q6_K",
 }
 
-// modelSizes are llama.cpp's size labels by layer count.
-var modelSizes = map[int]string{22: "1B", 26: "3B", 32: "7B", 40: "13B", 48: "34B", 60: "30B", 80: "65B"}
-
-// Description returns llama.cpp's description of the model ("llama 7B Q4_0", "llama ?B F16").
+// Description returns llama.cpp's description of the model ("llama 7B Q4_0", "qwen2 ?B F16").
 func (m *Model) Description() string {
-	size, ok := modelSizes[m.HP.NLayer]
+	size, ok := m.arch.sizes[m.HP.NLayer]
 	if !ok {
 		size = "?B"
 	}
@@ -141,10 +178,10 @@ func (m *Model) Description() string {
 		ft = "unknown file type"
 		if m.HP.FileType < 0 {
 			// as llama.cpp: named after the type of most matrices
-			ft = strings.ToUpper(m.layers[0].wq.Type().String()) + " (guessed)"
+			ft = strings.ToUpper(m.tokEmbd.Type().String()) + " (guessed)"
 		}
 	}
-	return "llama " + size + " " + ft
+	return m.HP.Arch + " " + size + " " + ft
 }
 
 // WeightBytes returns the total size of the weights in bytes.
@@ -179,43 +216,6 @@ var weightTypes = []gguf.TensorType{
 	gguf.TypeQ8_0, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 }
 
-// spec is one expected tensor.
-type spec struct {
-	name     string
-	shape    []int64
-	matrix   bool // any weight type; else F32 only
-	optional bool
-}
-
-// tensorSpecs lists the tensors of a llama model with hyper-parameters h (MODELS.md §2).
-func tensorSpecs(h HParams) []spec {
-	e, gqa, ff, v := int64(h.NEmbd), int64(h.NEmbdGQA()), int64(h.NFF), int64(h.NVocab)
-	s := []spec{
-		{name: "token_embd.weight", shape: []int64{e, v}, matrix: true},
-		{name: "output_norm.weight", shape: []int64{e}},
-		{name: "output.weight", shape: []int64{e, v}, matrix: true},
-	}
-	for i := 0; i < h.NLayer; i++ {
-		p := fmt.Sprintf("blk.%d.", i)
-		s = append(s,
-			spec{name: p + "attn_norm.weight", shape: []int64{e}},
-			spec{name: p + "attn_q.weight", shape: []int64{e, e}, matrix: true},
-			spec{name: p + "attn_k.weight", shape: []int64{e, gqa}, matrix: true},
-			spec{name: p + "attn_v.weight", shape: []int64{e, gqa}, matrix: true},
-			spec{name: p + "attn_output.weight", shape: []int64{e, e}, matrix: true},
-			spec{name: p + "attn_q.bias", shape: []int64{e}, optional: true},
-			spec{name: p + "attn_k.bias", shape: []int64{gqa}, optional: true},
-			spec{name: p + "attn_v.bias", shape: []int64{gqa}, optional: true},
-			spec{name: p + "attn_output.bias", shape: []int64{e}, optional: true},
-			spec{name: p + "ffn_norm.weight", shape: []int64{e}},
-			spec{name: p + "ffn_gate.weight", shape: []int64{e, ff}, matrix: true},
-			spec{name: p + "ffn_up.weight", shape: []int64{e, ff}, matrix: true},
-			spec{name: p + "ffn_down.weight", shape: []int64{ff, e}, matrix: true},
-		)
-	}
-	return s
-}
-
 // trimShape drops trailing dimensions of size 1.
 func trimShape(s []int64) []int64 {
 	for len(s) > 1 && s[len(s)-1] == 1 {
@@ -225,8 +225,8 @@ func trimShape(s []int64) []int64 {
 }
 
 // checkTensors validates the tensor descriptions of f against h.
-func checkTensors(f *gguf.File, h HParams) error {
-	specs := tensorSpecs(h)
+func checkTensors(f *gguf.File, a *architecture, h HParams) error {
+	specs := a.tensors(h)
 	found := 0
 	for _, sp := range specs {
 		ti, ok := f.Tensor(sp.name)
@@ -287,10 +287,11 @@ func Load(path string, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTensors(f, h); err != nil {
+	a := archs[h.Arch]
+	if err := checkTensors(f, a, h); err != nil {
 		return nil, err
 	}
-	m := &Model{HP: h, path: path, file: f}
+	m := &Model{HP: h, arch: a, path: path, file: f, global: map[string]*ggml.Tensor{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -317,7 +318,7 @@ func Load(path string, opt Options) (*Model, error) {
 		if l := layerOf(name); l >= 0 {
 			return l >= h.NLayer-m.nOffload
 		}
-		return m.outOff && (name == "output.weight" || name == "output_norm.weight")
+		return m.outOff && (name == "output.weight" || name == "output_norm.weight" || name == "output_norm.bias")
 	}
 	var total, done int64
 	for _, ti := range f.Tensors() {
@@ -385,22 +386,50 @@ func Load(path string, opt Options) (*Model, error) {
 		}
 		return nil
 	}
-	m.tokEmbd = get("token_embd.weight")
-	m.outNorm = get("output_norm.weight")
-	m.output = get("output.weight")
 	m.layers = make([]layer, h.NLayer)
+	fields := make([]map[string]**ggml.Tensor, h.NLayer)
 	for i := range m.layers {
-		p := fmt.Sprintf("blk.%d.", i)
-		m.layers[i] = layer{
-			attnNorm: get(p + "attn_norm.weight"), wq: get(p + "attn_q.weight"), wk: get(p + "attn_k.weight"),
-			wv: get(p + "attn_v.weight"), wo: get(p + "attn_output.weight"),
-			bq: get(p + "attn_q.bias"), bk: get(p + "attn_k.bias"), bv: get(p + "attn_v.bias"), bo: get(p + "attn_output.bias"),
-			ffnNorm: get(p + "ffn_norm.weight"), gate: get(p + "ffn_gate.weight"), up: get(p + "ffn_up.weight"),
-			down: get(p + "ffn_down.weight"), offloaded: onOffload(p),
-		}
+		m.layers[i].offloaded = onOffload(blk(i, ""))
+		fields[i] = m.layers[i].fields()
 	}
-	if m.tokEmbd == nil || m.output == nil || m.outNorm == nil {
-		return nil, errors.New("llama: internal error: a checked tensor was not loaded")
+	for _, ti := range f.Tensors() {
+		t := get(ti.Name)
+		if t == nil {
+			return nil, fmt.Errorf("llama: internal error: tensor %q was not loaded", ti.Name)
+		}
+		il := layerOf(ti.Name)
+		if il < 0 {
+			m.global[ti.Name] = t
+			continue
+		}
+		suffix := strings.TrimPrefix(ti.Name, blk(il, ""))
+		p, known := fields[il][suffix]
+		if !known {
+			return nil, fmt.Errorf("llama: internal error: the %s tensor list names %q, which no layer field holds", h.Arch, ti.Name)
+		}
+		*p = t
+	}
+	m.tokEmbd = m.global["token_embd.weight"]
+	m.outNorm = m.global["output_norm.weight"]
+	m.output = m.global["output.weight"]
+	if m.tokEmbd == nil {
+		return nil, errors.New("llama: internal error: token_embd.weight was not loaded")
+	}
+	if m.output == nil && repack && !a.encoder && !onOffload("output.weight") {
+		// tied output: the token embeddings are read by GET_ROWS, which the repacked layout
+		// does not serve, and by the output MUL_MAT, the largest mat-vec of a step; a second,
+		// repacked copy keeps that product on the fast kernels (the cost: the matrix's size)
+		if ti, _ := f.Tensor("token_embd.weight"); repackable(gguf.TensorInfo{Name: "output.weight", Type: ti.Type, Shape: ti.Shape}) {
+			w, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
+				BufferType: ggml.CPURepackBufferType(),
+				Select:     func(t gguf.TensorInfo) bool { return t.Name == "token_embd.weight" },
+			})
+			if err != nil {
+				return nil, err
+			}
+			m.weights = append(m.weights, w)
+			m.output = w.Tensor("token_embd.weight")
+		}
 	}
 	ok = true
 	return m, nil

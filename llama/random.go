@@ -25,6 +25,16 @@ type RandomConfig struct {
 	RopeFactor                         float32 // 0: the key is omitted
 	Biases                             bool    // add attention biases
 	Seed                               uint64
+	// Arch is the architecture (a general.architecture value of Architectures; "" is llama).
+	// Other architectures get their own keys with typical values for their features, and
+	// every tensor of their tensor list (the rope scaling, bias and vocabulary options above
+	// apply to llama only).
+	Arch string
+	// NExpert, for llama, makes a Mixtral-style model with this many experts (2 used).
+	NExpert int
+	// HeadDim, when set, is the head size (attention.key_length and value_length) instead of
+	// NEmbd/NHead (architectures other than plain llama, and llama with NExpert or HeadDim).
+	HeadDim int
 }
 
 // TinyLlamaConfig returns the shape of TinyLlama-1.1B with matrices of type typ, for speed
@@ -237,10 +247,17 @@ func writeModel(path string, kvs []KV, ts []randomTensor) error {
 	return b.WriteFile(path)
 }
 
-// WriteRandomModel writes a llama model with random weights (Gaussian, std 1/sqrt(fan_in);
+// WriteRandomModel writes a model (llama unless c.Arch says otherwise) with random weights (Gaussian, std 1/sqrt(fan_in);
 // norm weights near 1) and the vocabulary of RandomVocab to path, for tests, examples and
 // benchmarks.
 func WriteRandomModel(path string, c RandomConfig) error {
+	randomModel := randomModel
+	if (c.Arch != "" && c.Arch != "llama") || c.NExpert > 0 || c.HeadDim > 0 {
+		if c.Arch == "" {
+			c.Arch = "llama"
+		}
+		randomModel = randomArchModel
+	}
 	kvs, ts, err := randomModel(c)
 	if err != nil {
 		return err

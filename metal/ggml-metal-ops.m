@@ -211,7 +211,8 @@ bool ggml_metal_supports_op(const struct ggml_metal_context * ctx, const struct 
         return src0 != NULL && src1 != NULL && is_f32_or_f16(src0->type) && op->type == src0->type &&
                src1->type == GGML_TYPE_I32 && ggml_nelements(src1) >= src0->ne[2] && same_shape(src0, op) &&
                (mode == 0 || mode == 2) && n_dims > 0 && n_dims % 2 == 0 && n_dims <= src0->ne[0] &&
-               op_f32(op, 11) == 0.0f && src0->nb[0] == ggml_type_size(src0->type) &&
+               op_f32(op, 11) == 0.0f && op_i32(op, 13) == 0 && op->src[2] == NULL && // no ggml_x_rope_ext kernel
+               src0->nb[0] == ggml_type_size(src0->type) &&
                op->nb[0] == ggml_type_size(op->type);
     }
     case GGML_OP_GET_ROWS:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/ggml-go/ggml/grammar"
 	"github.com/ggml-go/ggml/sampling"
 )
 
@@ -48,4 +49,36 @@ func ExampleStopMatcher() {
 	// "" held=1 stop=false
 	// "" held=5 stop=false
 	// "" held=0 stop=true
+}
+
+// Constrained sampling: a grammar lets through only the tokens that can continue it.
+func ExampleSampler_SetConstraint() {
+	pieces := []string{"", "yes", "no", "maybe", "!"} // token 0 ends generation
+	vocab, err := grammar.NewVocab(len(pieces), func(id int32) []byte { return []byte(pieces[id]) }, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	g := grammar.MustParse(`root ::= ("yes" | "no") "!"`)
+	c, err := grammar.NewConstraint(g, vocab, grammar.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, _ := sampling.New(sampling.GreedyParams())
+	s.SetConstraint(c, sampling.ConstraintLazy)
+	logits := []float32{0.5, 1, 2, 3, 0} // the model prefers "maybe", then "no"
+	for {
+		tok, err := s.TrySample(logits)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := s.Advance(tok); err != nil {
+			log.Fatal(err)
+		}
+		if tok == 0 {
+			break
+		}
+		fmt.Printf("%q ", pieces[tok])
+	}
+	fmt.Println()
+	// Output: "no" "!"
 }

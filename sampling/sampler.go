@@ -29,6 +29,10 @@ type Sampler struct {
 	order   []typicalEntry
 	tmp     []Candidate
 	keys    []uint64
+	c       Constraint
+	cmode   ConstraintMode
+	cerr    error // from the constraint's last Reset
+	allowed []bool
 }
 
 // New returns a Sampler for p. It returns an error that names a parameter out of range and
@@ -46,10 +50,14 @@ func New(p Params) (*Sampler, error) {
 // Params returns the parameters of the Sampler.
 func (s *Sampler) Params() Params { return s.p }
 
-// Reset forgets the accepted tokens and restarts the random generator from the seed.
+// Reset forgets the accepted tokens, restarts the random generator from the seed and resets
+// the constraint, if any (its error, if it fails, is returned by the next TrySample).
 func (s *Sampler) Reset() {
 	s.histPos, s.histLen = 0, 0
 	s.rng = splitMix64{state: s.p.Seed}
+	if s.c != nil {
+		s.cerr = s.c.Reset()
+	}
 }
 
 // Accept records tok as generated (or as part of the prompt, to penalise it as llama.cpp's
@@ -73,17 +81,32 @@ func (s *Sampler) History() []int32 {
 }
 
 // Sample returns the next token for logits (one float per vocabulary entry), which it does
-// not modify: greedy at Temp ≤ 0, else a draw from Distribution. It panics with a
-// *UsageError if logits is empty.
+// not modify: greedy at Temp ≤ 0, else a draw from Distribution. With a constraint
+// (SetConstraint) only allowed tokens are returned, and -1 when none is: use TrySample to
+// learn why. It panics with a *UsageError if logits is empty.
 func (s *Sampler) Sample(logits []float32) int32 {
-	if s.p.Temp <= 0 {
-		if !s.penalties() {
-			return Greedy(logits)
-		}
-		s.load(logits)
-		return argmax(s.cands)
+	tok, err := s.TrySample(logits)
+	if err != nil {
+		return -1
 	}
-	c := s.Distribution(logits)
+	return tok
+}
+
+// sample draws a token, applying the constraint first if constrained.
+func (s *Sampler) sample(logits []float32, constrained bool) (int32, error) {
+	if s.p.Temp <= 0 {
+		if !constrained && !s.penalties() {
+			return Greedy(logits), nil
+		}
+		if err := s.loadConstrained(logits, constrained); err != nil {
+			return -1, err
+		}
+		return argmax(s.cands), nil
+	}
+	c, err := s.distribution(logits, constrained)
+	if err != nil {
+		return -1, err
+	}
 	u := s.rng.float64()
 	var total float64
 	for _, x := range c {
@@ -94,23 +117,34 @@ func (s *Sampler) Sample(logits []float32) int32 {
 	for _, x := range c {
 		cum += float64(x.P)
 		if u < cum {
-			return x.ID
+			return x.ID, nil
 		}
 	}
-	return c[len(c)-1].ID
+	return c[len(c)-1].ID, nil
 }
 
-// Distribution applies the chain up to the draw (penalties, top-k, tail-free, typical,
-// top-p, min-p, temperature) and returns the remaining candidates with their
-// probabilities, which sum to 1. At Temp ≤ 0 it returns the argmax alone with P = 1.
-// The slice is reused by the next call of Sample or Distribution. It panics with a
+// Distribution applies the chain up to the draw (penalties, the constraint if one is set,
+// top-k, tail-free, typical, top-p, min-p, temperature) and returns the remaining
+// candidates with their probabilities, which sum to 1. At Temp ≤ 0 it returns the argmax
+// alone with P = 1. It returns nil when a constraint allows no token (TrySample says
+// why). The slice is reused by the next call of Sample or Distribution. It panics with a
 // *UsageError if logits is empty.
 func (s *Sampler) Distribution(logits []float32) []Candidate {
-	s.load(logits)
+	c, err := s.distribution(logits, s.c != nil)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+func (s *Sampler) distribution(logits []float32, constrained bool) ([]Candidate, error) {
+	if err := s.loadConstrained(logits, constrained); err != nil {
+		return nil, err
+	}
 	if s.p.Temp <= 0 {
 		id := argmax(s.cands)
 		s.cands = append(s.cands[:0], Candidate{ID: id, Logit: logits[id], P: 1})
-		return s.cands
+		return s.cands, nil
 	}
 	s.topK(s.p.TopK)
 	s.tailFree(s.p.TailFreeZ)
@@ -119,7 +153,7 @@ func (s *Sampler) Distribution(logits []float32) []Candidate {
 	s.minP(s.p.MinP)
 	s.temperature(s.p.Temp)
 	s.softmax()
-	return s.cands
+	return s.cands, nil
 }
 
 // load copies logits into the candidates and applies the penalties.
@@ -140,6 +174,18 @@ func (s *Sampler) load(logits []float32) {
 	}
 	s.sorted = false
 	s.penalize()
+}
+
+// loadConstrained is load followed, if constrained, by the constraint.
+func (s *Sampler) loadConstrained(logits []float32, constrained bool) error {
+	s.load(logits)
+	if constrained && s.c != nil {
+		if s.cerr != nil {
+			return s.cerr
+		}
+		return s.constrain()
+	}
+	return nil
 }
 
 // Greedy returns the index of the largest logit, the lowest one on ties (NaN never wins

@@ -236,7 +236,9 @@ var biClasses = []biClass{
 		ta, err := ggml.NewMeasureAllocator(32)
 		require.NoError(t, err)
 		require.NoError(t, ta.Close())
-		biPanic(t, "closed allocator", "Close", func() { _ = ta.Alloc(live.NewTensor1D(ggml.TypeF32, 4)) })
+		err = ta.Alloc(live.NewTensor1D(ggml.TypeF32, 4))
+		biErr(t, "closed allocator", "Close", err)
+		assert.ErrorIs(t, err, ggml.ErrClosed, "closed allocator")
 	}},
 	{"freed-memory", "tensors whose buffer, allocator or scheduler was closed", func(t *testing.T, w *biWitness) {
 		// a closed buffer: its tensors lose their memory instead of pointing at freed bytes

@@ -434,6 +434,24 @@ func allOpCases() []opCase {
 			ref: func(x []*arr) *arr {
 				return refRope(x[0], []int32{1, 2, 5, 9}, 8, 0, 500, 0.5, float64(float32(0.8)))
 			}, tol: 1e-3})
+		if !inplace {
+			for _, mode := range []int{ggml.RopeModeNormal, ggml.RopeModeNeox} {
+				mode := mode
+				add(opCase{name: fmt.Sprintf("RopeExt/mode%d", mode),
+					in: []input{f32(8, 3, 4), i32([]int32{0, 3, 7, 12}, 4), pos(0.5, 8, 4)},
+					build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
+						return c.RopeExt(x[0], x[1], x[2], ggml.RopeParams{NDims: 8, Mode: mode, FreqBase: 10000,
+							FreqScale: 1, AttnFactor: 1.25})
+					},
+					ref: func(x []*arr) *arr {
+						factors := make([]float64, 4)
+						for k := range factors {
+							factors[k] = x[2].at(k, 0, 0, 0)
+						}
+						return refRopeFactors(x[0], []int32{0, 3, 7, 12}, 8, mode, 10000, 1.25, factors)
+					}, tol: 1e-3})
+			}
+		}
 		add(opCase{name: "Dup" + sfx, in: []input{f32(5, 3, 2)},
 			build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
 				return pick(c, inplace, func() *ggml.Tensor { return c.Dup(x[0]) }, func() *ggml.Tensor { return c.DupInplace(x[0]) })

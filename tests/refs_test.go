@@ -281,6 +281,30 @@ func refRope(a *arr, pos []int32, nDims, mode int, base, freqScale, attnFactor f
 	return out
 }
 
+// refRopeFactors is refRope with llama.cpp 2025's frequency factors: pair k's angle is divided
+// by factors[k].
+func refRopeFactors(a *arr, pos []int32, nDims, mode int, base, attnFactor float64, factors []float64) *arr {
+	out := a.clone()
+	for i3 := 0; i3 < a.ne[3]; i3++ {
+		for i2 := 0; i2 < a.ne[2]; i2++ {
+			for i1 := 0; i1 < a.ne[1]; i1++ {
+				for k := 0; k < nDims/2; k++ {
+					theta := float64(pos[i2]) * math.Pow(base, -2*float64(k)/float64(nDims)) / factors[k]
+					c, s := math.Cos(theta)*attnFactor, math.Sin(theta)*attnFactor
+					j0, j1 := 2*k, 2*k+1
+					if mode&2 != 0 {
+						j0, j1 = k, k+nDims/2
+					}
+					x0, x1 := a.at(j0, i1, i2, i3), a.at(j1, i1, i2, i3)
+					out.set(j0, i1, i2, i3, x0*c-x1*s)
+					out.set(j1, i1, i2, i3, x0*s+x1*c)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func refAlibi(a *arr, nHead int, maxBias float64) *arr {
 	h := 1 << int(math.Floor(math.Log2(float64(nHead))))
 	m0 := math.Pow(2, -maxBias/float64(h))

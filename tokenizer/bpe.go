@@ -1,14 +1,29 @@
 package tokenizer
 
 // bpe appends the byte-level BPE tokens of raw text to out: the text is cut into words by
-// the GPT-2 pattern, each word spelled in the byte-to-unicode alphabet, and adjacent symbols
-// merged by the lowest merge rank (ties: leftmost). A final symbol that is not a token falls
-// back to the tokens of its single bytes, then to the unknown token.
+// the vocabulary's pre-tokenizer, each word spelled in the byte-to-unicode alphabet and,
+// unless the pre-tokenizer takes words that are tokens whole, its adjacent symbols merged by
+// the lowest merge rank (ties: leftmost). A final symbol that is not a token falls back to
+// the tokens of its single bytes, and bytes without a token are dropped, as in llama.cpp.
 func (t *Tokenizer) bpe(text string, out []int32, st *state) []int32 {
-	preTokenize(text, func(start, end int) {
-		st.buf = appendByteLevel(st.buf[:0], text[start:end])
+	p := &st.pre
+	p.load(canonicalUTF8(text))
+	for _, s := range t.pre.splits {
+		p.split(s)
+	}
+	lo := 0
+	for _, e := range p.ends {
+		st.buf = appendByteLevel(st.buf[:0], p.text[p.offs[lo]:p.offs[e]])
+		lo = int(e)
+		if t.pre.ignoreMerges {
+			if id, ok := t.ids[string(st.buf)]; ok {
+				out = append(out, id)
+				continue
+			}
+		}
 		out = t.bpeWord(string(st.buf), out, st)
-	})
+	}
+	p.text = ""
 	return out
 }
 
@@ -21,12 +36,9 @@ func (t *Tokenizer) bpeWord(word string, out []int32, st *state) []int32 {
 			out = append(out, id)
 			continue
 		}
-		for j := 0; j < len(piece); j += utf8Len(piece[j]) {
-			c := piece[j:min(j+utf8Len(piece[j]), len(piece))]
-			if id, ok := t.ids[c]; ok {
+		for j := 0; j < len(piece); j++ {
+			if id, ok := t.ids[piece[j:j+1]]; ok {
 				out = append(out, id)
-			} else if t.vocab.UNK >= 0 {
-				out = append(out, t.vocab.UNK)
 			}
 		}
 	}

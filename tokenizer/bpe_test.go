@@ -200,6 +200,7 @@ var bpeCorpus = []string{
 
 func bpeTokenizer(t testing.TB) (*Tokenizer, Vocab) {
 	v := trainBPE(t, bpeCorpus, 300)
+	v.Pre = "gpt-2"
 	// Round trip through a GGUF file, as a trained vocabulary would be stored.
 	var b gguf.Builder
 	require.NoError(t, v.SetGGUF(&b))
@@ -227,13 +228,11 @@ func TestPreTokenizeCases(t *testing.T) {
 		"日本語 café":           {"日本語", " café"},
 		" ":                  {" "},
 		"\n\n hi":            {"\n\n", " hi"},
-		"a\xffb":             {"a", "\xff", "b"},
+		"a\xffb":             {"a", "\ufffd", "b"}, // an undecodable byte reads as U+FFFD
 	}
 	for text, want := range cases {
-		var got []string
-		preTokenize(text, func(s, e int) { got = append(got, text[s:e]) })
-		assert.Equal(t, want, got, "%q", text)
-		assert.Equal(t, want, refPreTokenize(text), "reference on %q", text)
+		assert.Equal(t, want, preSplit(t, "gpt-2", text), "%q", text)
+		assert.Equal(t, want, refPreTokenize(canonicalUTF8(text)), "reference on %q", text)
 	}
 }
 
@@ -274,10 +273,12 @@ func TestBPEMatchesReference(t *testing.T) {
 		texts = append(texts, string(b))
 	}
 	for _, text := range texts {
+		// Undecodable bytes read as U+FFFD, as in llama.cpp.
 		got := tok.Tokenize(text, false, false)
-		require.Equal(t, refTokenizeBPE(v, text), got, "%q", text)
-		require.Equal(t, text, string(tok.Detokenize(got)), "round trip of %q", text)
-		require.Equal(t, text, string(tok.Decode(got)), "decode of %q", text)
+		canon := canonicalUTF8(text)
+		require.Equal(t, refTokenizeBPE(v, canon), got, "%q", text)
+		require.Equal(t, canon, string(tok.Detokenize(got)), "round trip of %q", text)
+		require.Equal(t, canon, string(tok.Decode(got)), "decode of %q", text)
 	}
 }
 
@@ -316,7 +317,9 @@ func TestBPEProperties(t *testing.T) {
 	// Special tokens: matched only with special set; BOS added only when asked.
 	assert.Equal(t, []int32{eot}, tok.Tokenize("<|endoftext|>", false, true))
 	assert.NotContains(t, tok.Tokenize("<|endoftext|>", false, false), eot)
-	assert.Equal(t, eot, tok.Tokenize("x", true, false)[0])
-	assert.Empty(t, tok.Piece(eot), "control tokens have no text")
+	assert.NotEqual(t, eot, tok.Tokenize("x", true, false)[0], "add_bos is false")
+	assert.Equal(t, []byte("<|endoftext|>"), tok.Piece(eot), "control tokens show their text")
+	assert.Empty(t, tok.AppendText(nil, eot), "... but not as plain text")
+	assert.True(t, tok.IsEOG(eot))
 	assert.Equal(t, []byte(" "), tok.Piece(tok.byteIDs[' ']))
 }

@@ -105,7 +105,7 @@ func TestFromGGUFErrors(t *testing.T) {
 	}{
 		{"no model", without(base, KeyModel), KeyModel},
 		{"model not a string", replace(base, KeyModel, uint32(1)), KeyModel},
-		{"unknown model", replace(base, KeyModel, "bert"), `"bert"`},
+		{"unknown model", replace(base, KeyModel, "t5"), `"t5"`},
 		{"no tokens", without(base, KeyTokens), KeyTokens},
 		{"tokens not strings", replace(base, KeyTokens, []int32{1, 2}), KeyTokens},
 		{"empty tokens", replace(base, KeyTokens, []string{}), KeyTokens},

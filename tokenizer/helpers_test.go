@@ -39,3 +39,7 @@ func llamaVocab(t testing.TB) *Tokenizer {
 	require.NoError(t, llamaErr)
 	return llamaTok
 }
+
+func filepathStat(path string) (os.FileInfo, error) { return os.Stat(path) }
+
+func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }

@@ -1,124 +1,272 @@
 package tokenizer
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+// The two pre-tokenizer patterns that most BPE vocabularies use, written out by hand (one
+// pass, no backtracking). Both cut a piece [lo, hi) of a preText completely: every code
+// point lands in exactly one piece.
 
-// charClass is the category of one character for the GPT-2 pre-tokenizer.
-type charClass uint8
-
-const (
-	classOther  charClass = iota // neither letter, number nor space (invalid UTF-8 too)
-	classLetter                  // \p{L}
-	classNumber                  // \p{N}
-	classSpace                   // \s (unicode.IsSpace)
-)
-
-func classify(r rune) charClass {
-	switch {
-	case r < 0x80:
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-			return classLetter
-		case r >= '0' && r <= '9':
-			return classNumber
-		case r == ' ', r >= '\t' && r <= '\r':
-			return classSpace
-		}
-		return classOther
-	case unicode.IsLetter(r):
-		return classLetter
-	case unicode.IsNumber(r):
-		return classNumber
-	case unicode.IsSpace(r):
-		return classSpace
-	}
-	return classOther
-}
-
-// charAt decodes the character at byte offset i: its class and width (invalid UTF-8 is one
-// byte of classOther).
-func charAt(s string, i int) (charClass, int) {
-	if c := s[i]; c < utf8.RuneSelf {
-		return classify(rune(c)), 1
-	}
-	r, w := utf8.DecodeRuneInString(s[i:])
-	if r == utf8.RuneError && w == 1 {
-		return classOther, 1
-	}
-	return classify(r), w
-}
-
-// preTokenize cuts text into the words of the GPT-2 pattern
+// gpt2Split cuts by the GPT-2 pattern
 //
-//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
 //
-// (alternatives tried in order at each position, as a backtracking regex engine does) and
-// calls word with the byte range of each. It runs in linear time.
-func preTokenize(text string, word func(start, end int)) {
-	n := len(text)
-	for i := 0; i < n; {
-		if end := contraction(text, i); end > 0 {
-			word(i, end)
-			i = end
-			continue
+// with the alternatives tried in order at each position and whatever no alternative matches
+// (a lone whitespace character before a non-space) a piece of its own.
+func gpt2Split(p *preText, lo, hi int, out []int32) []int32 {
+	cp, fl := p.cpts, p.flags
+	flagAt := func(i int) uint16 {
+		if i < hi {
+			return fl[i]
 		}
-		j := i
-		if text[j] == ' ' && j+1 < n {
-			j++
-		}
-		cls, w := charAt(text, j)
-		if cls != classSpace {
-			// " ?" + a run of letters, numbers or other symbols.
-			k := j + w
-			for k < n {
-				c, w := charAt(text, k)
-				if c != cls {
-					break
-				}
-				k += w
-			}
-			word(i, k)
-			i = k
-			continue
-		}
-		// A run of whitespace. Followed by a non-space, it leaves its last character to
-		// start the next word (\s+(?!\S)); a single character is a word of its own (\s+).
-		k, last := i, i
-		for k < n {
-			c, w := charAt(text, k)
-			if c != classSpace {
-				break
-			}
-			last = k
-			k += w
-		}
-		if k < n && last > i {
-			k = last
-		}
-		word(i, k)
-		i = k
-	}
-}
-
-// contraction returns the end of the English contraction ('s 't 're 've 'm 'll 'd) that
-// starts at i, or 0.
-func contraction(s string, i int) int {
-	if s[i] != '\'' || i+1 >= len(s) {
 		return 0
 	}
-	switch s[i+1] {
+	for pos := lo; pos < hi; {
+		if end := contractionAt(p, pos, hi, false); end > 0 {
+			out = append(out, int32(end))
+			pos = end
+			continue
+		}
+		// " ?" + a run of letters, of numbers, or of other non-space characters.
+		j := pos
+		if cp[pos] == ' ' && pos+1 < hi {
+			j++
+		}
+		f := fl[j]
+		if kind := f & (flagLetter | flagNumber | flagWhitespace); j < hi && kind != flagWhitespace {
+			k := j + 1
+			for k < hi && flagAt(k)&(flagLetter|flagNumber|flagWhitespace) == kind {
+				k++
+			}
+			out = append(out, int32(k))
+			pos = k
+			continue
+		}
+		// Whitespace: a run followed by something keeps its last character for the next
+		// piece (\s+(?!\S)); a single character stands alone.
+		k := pos
+		for k < hi && fl[k]&flagWhitespace != 0 {
+			k++
+		}
+		switch {
+		case k == pos:
+			k = pos + 1
+		case k-pos > 1 && k < hi:
+			k--
+		}
+		out = append(out, int32(k))
+		pos = k
+	}
+	return out
+}
+
+// llama3Split returns the splitter of the Llama 3 pattern
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// with D = maxDigits (3 for llama-bpe; 1 for qwen2, whose pattern has \p{N}).
+func llama3Split(maxDigits int) splitter {
+	return func(p *preText, lo, hi int, out []int32) []int32 {
+		cp, fl := p.cpts, p.flags
+		isCRLF := func(i int) bool { return i < hi && (cp[i] == '\r' || cp[i] == '\n') }
+		is := func(i int, flag uint16) bool { return i < hi && fl[i]&flag != 0 }
+		for pos := lo; pos < hi; {
+			if end := contractionAt(p, pos, hi, true); end > 0 {
+				out = append(out, int32(end))
+				pos = end
+				continue
+			}
+			// [^\r\n\p{L}\p{N}]?\p{L}+
+			if !isCRLF(pos) && !is(pos, flagNumber) && (is(pos, flagLetter) || is(pos+1, flagLetter)) {
+				k := pos + 1
+				for is(k, flagLetter) {
+					k++
+				}
+				out = append(out, int32(k))
+				pos = k
+				continue
+			}
+			// \p{N}{1,D}
+			if is(pos, flagNumber) {
+				k := pos
+				for k < hi && k-pos < maxDigits && is(k, flagNumber) {
+					k++
+				}
+				out = append(out, int32(k))
+				pos = k
+				continue
+			}
+			// " ?[^\s\p{L}\p{N}]+[\r\n]*"
+			j := pos
+			if cp[pos] == ' ' {
+				j++
+			}
+			if j < hi && fl[j]&(flagWhitespace|flagLetter|flagNumber) == 0 {
+				k := j + 1
+				for k < hi && fl[k]&(flagWhitespace|flagLetter|flagNumber) == 0 {
+					k++
+				}
+				for isCRLF(k) {
+					k++
+				}
+				out = append(out, int32(k))
+				pos = k
+				continue
+			}
+			// \s*[\r\n]+ | \s+(?!\S) | \s+
+			k, lastCRLF := pos, -1
+			for is(k, flagWhitespace) {
+				if isCRLF(k) {
+					lastCRLF = k + 1
+				}
+				k++
+			}
+			switch {
+			case lastCRLF > 0:
+				k = lastCRLF
+			case k == pos:
+				k = pos + 1
+			case k-pos > 1 && k < hi:
+				k--
+			}
+			out = append(out, int32(k))
+			pos = k
+		}
+		return out
+	}
+}
+
+// contractionAt returns the end of the English contraction ('s 't 're 've 'm 'll 'd) at
+// pos, or 0; anyCase also accepts upper-case letters.
+func contractionAt(p *preText, pos, hi int, anyCase bool) int {
+	cp := p.cpts
+	if cp[pos] != '\'' || pos+1 >= hi {
+		return 0
+	}
+	low := func(c rune) rune {
+		if anyCase && c >= 'A' && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	switch low(cp[pos+1]) {
 	case 's', 't', 'm', 'd':
-		return i + 2
+		return pos + 2
 	case 'r', 'v':
-		if i+2 < len(s) && s[i+2] == 'e' {
-			return i + 3
+		if pos+2 < hi && low(cp[pos+2]) == 'e' {
+			return pos + 3
 		}
 	case 'l':
-		if i+2 < len(s) && s[i+2] == 'l' {
-			return i + 3
+		if pos+2 < hi && low(cp[pos+2]) == 'l' {
+			return pos + 3
 		}
 	}
 	return 0
+}
+
+// tekkenSplit cuts by the pattern of Mistral's tekken tokenizer (as llama.cpp rewrites it)
+//
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// where a non-ASCII letter counts as both upper and lower case (llama.cpp matches the
+// pattern on text whose non-ASCII letters are all one placeholder).
+func tekkenSplit(p *preText, lo, hi int, out []int32) []int32 {
+	return casedSplit(p, lo, hi, out, false, 1)
+}
+
+// gpt4oSplit cuts by the GPT-4o pattern: tekken's, with an optional English contraction
+// ((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?) after each run of letters and
+// numbers in runs of up to three (\p{N}{1,3}).
+func gpt4oSplit(p *preText, lo, hi int, out []int32) []int32 {
+	return casedSplit(p, lo, hi, out, true, 3)
+}
+
+// casedSplit is tekkenSplit and gpt4oSplit: contractions says whether a contraction may
+// follow the letters, maxDigits how many numbers make one piece.
+func casedSplit(p *preText, lo, hi int, out []int32, contractions bool, maxDigits int) []int32 {
+	cp, fl := p.cpts, p.flags
+	is := func(i int, flag uint16) bool { return i < hi && fl[i]&flag != 0 }
+	isCRLF := func(i int) bool { return i < hi && (cp[i] == '\r' || cp[i] == '\n') }
+	notLower := func(i int) bool { return is(i, flagLetter) && !(cp[i] >= 'a' && cp[i] <= 'z') }
+	notUpper := func(i int) bool { return is(i, flagLetter) && !(cp[i] >= 'A' && cp[i] <= 'Z') }
+	letters := func(pos int) int {
+		starts := []int{pos}
+		if pos < hi && !isCRLF(pos) && !is(pos, flagLetter|flagNumber) {
+			starts = []int{pos + 1, pos} // the optional prefix, taken first
+		}
+		for _, s := range starts { // upper* lower+, giving back uppers as needed
+			e := s
+			for notLower(e) {
+				e++
+			}
+			for k := e; k >= s; k-- {
+				if notUpper(k) {
+					for notUpper(k) {
+						k++
+					}
+					return k
+				}
+			}
+		}
+		for _, s := range starts { // upper+ lower*
+			if notLower(s) {
+				e := s
+				for notLower(e) {
+					e++
+				}
+				for notUpper(e) {
+					e++
+				}
+				return e
+			}
+		}
+		return 0
+	}
+	for pos := lo; pos < hi; {
+		k := letters(pos)
+		switch {
+		case k > 0:
+			if contractions && k < hi {
+				if end := contractionAt(p, k, hi, true); end > 0 {
+					k = end
+				}
+			}
+		case is(pos, flagNumber):
+			k = pos + 1
+			for k < hi && k-pos < maxDigits && is(k, flagNumber) {
+				k++
+			}
+		default:
+			j := pos
+			if cp[pos] == ' ' {
+				j++
+			}
+			if j < hi && fl[j]&(flagWhitespace|flagLetter|flagNumber) == 0 {
+				k = j + 1
+				for k < hi && fl[k]&(flagWhitespace|flagLetter|flagNumber) == 0 {
+					k++
+				}
+				for isCRLF(k) || k < hi && cp[k] == '/' {
+					k++
+				}
+				break
+			}
+			k = pos
+			lastCRLF := -1
+			for is(k, flagWhitespace) {
+				if isCRLF(k) {
+					lastCRLF = k + 1
+				}
+				k++
+			}
+			switch {
+			case lastCRLF > 0:
+				k = lastCRLF
+			case k == pos:
+				k = pos + 1
+			case k-pos > 1 && k < hi:
+				k--
+			}
+		}
+		out = append(out, int32(k))
+		pos = k
+	}
+	return out
 }

@@ -7,6 +7,8 @@ const spmSpace = "\u2581"
 
 // state is the scratch space of one Tokenize call.
 type state struct {
+	seen  pairSet
+	pre   preText
 	syms  []symbol
 	queue pairQueue
 	frags []fragment

@@ -11,6 +11,9 @@ const (
 	ModelSPM = "llama"
 	// ModelBPE is the byte-level BPE vocabulary of GPT-2 ("gpt2").
 	ModelBPE = "gpt2"
+	// ModelWPM is the WordPiece vocabulary of BERT ("bert"): word-initial pieces are
+	// stored with a leading "▁", continuation pieces without BERT's "##".
+	ModelWPM = "bert"
 )
 
 // TokenType is the kind of a vocabulary entry (enum llama_token_type; GGUF key
@@ -66,24 +69,49 @@ type Vocab struct {
 	// Types holds one TokenType per token. Nil means all TypeNormal.
 	Types []TokenType
 	// Merges lists the BPE merges "left right", highest priority first (required for BPE,
-	// ignored for SPM).
+	// ignored otherwise).
 	Merges []string
+	// Pre names the BPE pre-tokenizer (tokenizer.ggml.pre, see PreTokenizers). Empty means
+	// "gpt-2" here; FromGGUF reads a file without the key as "default", as llama.cpp does.
+	// Ignored for SPM and WPM.
+	Pre string
 	// BOS, EOS, UNK, SEP and PAD are the special token ids, NoToken when absent.
 	BOS, EOS, UNK, SEP, PAD int32
-	// AddBOS says whether a BOS token is added by default (tokenizer.ggml.add_bos_token).
-	AddBOS bool
+	// EOT (end of turn), EOM (end of message), CLS and MASK are further special token
+	// ids, NoToken when absent. NewVocab leaves EOT and EOM absent; FromGGUF finds them
+	// by their text when the file does not name them, as llama.cpp does.
+	EOT, EOM, CLS, MASK int32
+	// FIMPre, FIMSuf, FIMMid, FIMPad, FIMRep and FIMSep are the fill-in-the-middle tokens
+	// (prefix, suffix, middle, pad, repository, file separator), NoToken when absent; New
+	// finds them by their text when absent, as llama.cpp does.
+	FIMPre, FIMSuf, FIMMid, FIMPad, FIMRep, FIMSep int32
+	// AddBOS says whether Tokenize with addSpecial puts the BOS token first
+	// (tokenizer.ggml.add_bos_token), AddEOS whether it puts EOS last (add_eos_token).
+	AddBOS, AddEOS bool
+	// AddSpacePrefix says whether SPM puts a space in front of the text and of the text
+	// after each special token (tokenizer.ggml.add_space_prefix; default true).
+	AddSpacePrefix bool
+	// Name is the model's general.name: llama.cpp gives the special tokens of models named
+	// like Phi-3 the right-strip attribute (spaces after them are dropped), so this package
+	// does too.
+	Name string
 }
 
 // NewVocab returns a Vocab for model with the defaults llama.cpp applies when a file does
-// not set them: SPM bos 1, eos 2, unk 0 and add_bos true; BPE bos 11, eos 11, no unk and
-// add_bos false. The token lists are left empty for the caller to fill.
+// not set them: SPM bos 1, eos 2, unk 0, add_bos and add_space_prefix true; BPE bos 11,
+// eos 11, no unk and add_bos false; WPM [CLS] 101 (also bos), [SEP] 102, [UNK] 100,
+// [PAD] 0, [MASK] 103 and add_bos true. The token lists are left empty for the caller.
 func NewVocab(model string) Vocab {
-	v := Vocab{Model: model, BOS: NoToken, EOS: NoToken, UNK: NoToken, SEP: NoToken, PAD: NoToken}
+	v := Vocab{Model: model, BOS: NoToken, EOS: NoToken, UNK: NoToken, SEP: NoToken, PAD: NoToken,
+		EOT: NoToken, EOM: NoToken, CLS: NoToken, MASK: NoToken, FIMPre: NoToken, FIMSuf: NoToken,
+		FIMMid: NoToken, FIMPad: NoToken, FIMRep: NoToken, FIMSep: NoToken}
 	switch model {
 	case ModelSPM:
-		v.BOS, v.EOS, v.UNK, v.AddBOS = 1, 2, 0, true
+		v.BOS, v.EOS, v.UNK, v.AddBOS, v.AddSpacePrefix = 1, 2, 0, true, true
 	case ModelBPE:
 		v.BOS, v.EOS = 11, 11
+	case ModelWPM:
+		v.BOS, v.CLS, v.SEP, v.UNK, v.PAD, v.MASK, v.AddBOS = 101, 101, 102, 100, 0, 103, true
 	}
 	return v
 }
@@ -119,8 +147,8 @@ func parseByteToken(s string) (byte, bool) {
 
 // validate checks a Vocab and reports the first problem in words a user can act on.
 func (v *Vocab) validate() error {
-	if v.Model != ModelSPM && v.Model != ModelBPE {
-		return fmt.Errorf("tokenizer: unsupported model %q (tokenizer.ggml.model): use %q (SentencePiece) or %q (byte-level BPE)", v.Model, ModelSPM, ModelBPE)
+	if v.Model != ModelSPM && v.Model != ModelBPE && v.Model != ModelWPM {
+		return fmt.Errorf("tokenizer: unsupported model %q (tokenizer.ggml.model): this package reads %q (SentencePiece), %q (byte-level BPE) and %q (WordPiece); llama.cpp's t5 (UGM) and rwkv vocabularies are not supported", v.Model, ModelSPM, ModelBPE, ModelWPM)
 	}
 	n := len(v.Tokens)
 	if n == 0 {
@@ -143,7 +171,10 @@ func (v *Vocab) validate() error {
 	for _, s := range []struct {
 		name string
 		id   int32
-	}{{"bos", v.BOS}, {"eos", v.EOS}, {"unknown", v.UNK}, {"seperator", v.SEP}, {"padding", v.PAD}} {
+	}{{"bos", v.BOS}, {"eos", v.EOS}, {"unknown", v.UNK}, {"seperator", v.SEP}, {"padding", v.PAD},
+		{"eot", v.EOT}, {"eom", v.EOM}, {"cls", v.CLS}, {"mask", v.MASK}, {"fim_pre", v.FIMPre},
+		{"fim_suf", v.FIMSuf}, {"fim_mid", v.FIMMid}, {"fim_pad", v.FIMPad}, {"fim_rep", v.FIMRep},
+		{"fim_sep", v.FIMSep}} {
 		if s.id < NoToken || s.id >= int32(n) {
 			return fmt.Errorf("tokenizer: %s token id %d is outside the vocabulary of %d tokens: use NoToken (-1) for none", s.name, s.id, n)
 		}
@@ -156,6 +187,9 @@ func (v *Vocab) validate() error {
 			if _, _, ok := splitMerge(m); !ok {
 				return fmt.Errorf("tokenizer: tokenizer.ggml.merges[%d] = %q is not of the form \"left right\"", i, m)
 			}
+		}
+		if _, err := lookupPre(v.preName()); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -171,4 +205,12 @@ func splitMerge(m string) (left, right string, ok bool) {
 		return "", "", false
 	}
 	return m[:i+1], m[i+2:], true
+}
+
+// preName is the BPE pre-tokenizer's name, "gpt-2" when Pre is empty.
+func (v *Vocab) preName() string {
+	if v.Pre == "" {
+		return "gpt-2"
+	}
+	return v.Pre
 }

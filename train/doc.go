@@ -24,3 +24,5 @@
 // Without cgo only the pure-Go parts (corpus, tokenizer training, schedule, loss curve) are
 // available.
 package train
+
+//go:generate go run ../build/genops -stubs-only .

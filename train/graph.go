@@ -19,7 +19,7 @@ type forward struct {
 }
 
 // buildForward builds in ctx the forward pass of the model over batch sequences of n_ctx
-// tokens, computing what the llama runner computes (MODELS.md §3) without a KV cache: every
+// tokens, computing what the llama runner computes (doc/llama-conventions.md §3) without a KV cache: every
 // sequence attends causally to itself from position 0.
 func buildForward(ctx *ggml.Context, m *Model, batch int) *forward {
 	c := m.cfg

@@ -21,7 +21,7 @@ type layerWeights struct {
 }
 
 // Model is a LLaMA-architecture model being trained: its F32 weights in a ggml context, named
-// as in a llama GGUF file (MODELS.md §2), and its vocabulary. Close it when done.
+// as in a llama GGUF file (doc/llama-conventions.md §2), and its vocabulary. Close it when done.
 type Model struct {
 	cfg     Config
 	vocab   tokenizer.Vocab
@@ -144,7 +144,7 @@ func (m *Model) Close() error {
 	return nil
 }
 
-// metadata returns the llama GGUF keys of the model (MODELS.md §1) for file type ft.
+// metadata returns the llama GGUF keys of the model (doc/llama-conventions.md §1) for file type ft.
 func (m *Model) metadata(name string, ft uint32) []llama.KV {
 	c := m.cfg
 	return llama.Metadata(llama.HParams{
@@ -165,7 +165,7 @@ type SaveOptions struct {
 	Extra []llama.KV
 }
 
-// Save writes the model as a llama GGUF file (MODELS.md: keys, tensor names, SPM vocabulary)
+// Save writes the model as a llama GGUF file (doc/llama-conventions.md: keys, tensor names, SPM vocabulary)
 // that llama.Load and llama.cpp load.
 func (m *Model) Save(path string, opt SaveOptions) error {
 	b, err := m.builder(opt)
@@ -243,6 +243,9 @@ func LoadModel(path string) (*Model, error) {
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		return nil, err
+	}
+	if h.Arch != "llama" || h.NExpert > 0 {
+		return nil, fmt.Errorf("train: %s: only dense llama-architecture models can be trained (this file is %q)", path, h.Arch)
 	}
 	if h.NHeadKV != h.NHead {
 		return nil, errors.New("train: models with grouped-query attention are not supported")

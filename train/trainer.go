@@ -67,14 +67,19 @@ type Progress struct {
 	Step, Steps  int           // steps done, of the run's total
 	Loss         float32       // the training loss of the step's batch (before its update)
 	LR           float32       // the learning rate of the step's update
-	TokensPerSec float64       // training throughput of this process
-	Elapsed, ETA time.Duration // wall time of this process, estimated time to the end
+	TokensPerSec float64       // training throughput of this process, since it started
+	RecentTokens float64       // training throughput over the last steps (at most recentSteps): the current rate
+	Elapsed, ETA time.Duration // wall time of this process, estimated time to the end (at the current rate)
 }
 
-// String formats the progress line: iteration, loss, learning rate, tokens/s and ETA.
+// recentSteps is the window of Progress.RecentTokens.
+const recentSteps = 16
+
+// String formats the progress line: iteration, loss, learning rate, the current tokens/s and
+// the ETA.
 func (p Progress) String() string {
 	return fmt.Sprintf("iter %d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  eta %s", p.Step, p.Steps, p.Loss, p.LR,
-		p.TokensPerSec, p.Elapsed.Round(time.Second), p.ETA.Round(time.Second))
+		p.RecentTokens, p.Elapsed.Round(time.Second), p.ETA.Round(time.Second))
 }
 
 // Trainer trains a Model on a token stream with Adam (AdamW), a warm-up + cosine learning-rate
@@ -103,6 +108,8 @@ type Trainer struct {
 	cbErr    error
 	started  time.Time
 	runTok   int64 // tokens processed by this process
+	// the end times of the last steps (at most recentSteps+1), for the current rate
+	stepTimes []time.Time
 }
 
 // NewTrainer prepares to train m on data (a token stream, e.g. from TokenizeDocuments). A
@@ -276,6 +283,10 @@ func (t *Trainer) callback(st ggml.OptimizerState) (float32, bool) {
 		t.step = k
 		t.losses = append(t.losses, st.LossAfter)
 		t.runTok += int64(t.TokensPerStep())
+		t.stepTimes = append(t.stepTimes, time.Now())
+		if len(t.stepTimes) > recentSteps+1 {
+			t.stepTimes = t.stepTimes[1:]
+		}
 		if t.opt.Progress != nil {
 			t.opt.Progress(t.progress())
 		}
@@ -296,10 +307,16 @@ func (t *Trainer) progress() Progress {
 	}
 	if s := el.Seconds(); s > 0 {
 		p.TokensPerSec = float64(t.runTok) / s
-		if p.TokensPerSec > 0 {
-			left := float64((t.opt.Steps - t.step) * t.TokensPerStep())
-			p.ETA = time.Duration(left / p.TokensPerSec * float64(time.Second))
+	}
+	p.RecentTokens = p.TokensPerSec
+	if n := len(t.stepTimes); n >= 2 {
+		if s := t.stepTimes[n-1].Sub(t.stepTimes[0]).Seconds(); s > 0 {
+			p.RecentTokens = float64((n-1)*t.TokensPerStep()) / s
 		}
+	}
+	if p.RecentTokens > 0 {
+		left := float64((t.opt.Steps - t.step) * t.TokensPerStep())
+		p.ETA = time.Duration(left / p.RecentTokens * float64(time.Second))
 	}
 	return p
 }

@@ -203,3 +203,13 @@ func TestTrainerErrors(t *testing.T) {
 	_, err = NewModel(Config{NEmbd: 30, NHead: 4}, v, 1)
 	assert.ErrorContains(t, err, "multiple")
 }
+
+// TestLoadModelRefusesOtherArchitectures: only dense llama files can be trained; another
+// architecture is an error naming it.
+func TestLoadModelRefusesOtherArchitectures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "qwen2.gguf")
+	require.NoError(t, llama.WriteRandomModel(path, llama.RandomConfig{Arch: "qwen2", Seed: 1}))
+	_, err := LoadModel(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "qwen2")
+}

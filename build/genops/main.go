@@ -55,6 +55,7 @@ var skip = map[string]string{
 	"ggml_soft_max_back":           "backward-only (BuildBackward)",
 	"ggml_soft_max_back_inplace":   "backward-only (BuildBackward)",
 	"ggml_rope_back":               "backward-only (BuildBackward)",
+	"ggml_x_rope_ext":              "rope_ext.go (optional operand, parameter struct)",
 }
 
 // optional lists tensor operands that may be nil.
@@ -409,7 +410,16 @@ func main() {
 	outPath := flag.String("out", "ops_gen.go", "the Go file to write")
 	list := flag.Bool("list", false, "print the C constructors and their Go names instead")
 	stubs := flag.String("stubs", "stubs_nocgo.go", "the stubs file of builds without cgo, written next to -out (\"\": none)")
+	stubsOnly := flag.String("stubs-only", "", "only (re)write the stubs file of the package in this directory (for the module's other cgo packages)")
 	flag.Parse()
+	if *stubsOnly != "" {
+		if err := writeStubs(*stubsOnly, *stubs); err != nil {
+			fmt.Fprintln(os.Stderr, "genops:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("genops: stubs of the build without cgo -> %s\n", filepath.Join(*stubsOnly, *stubs))
+		return
+	}
 	src, err := os.ReadFile(*header)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genops:", err)

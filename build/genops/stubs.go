@@ -1,8 +1,11 @@
 package main
 
-// The stubs of a build without cgo: every exported name that the package declares in its cgo
+// The stubs of a build without cgo: every exported name that a package declares in its cgo
 // files (//go:build cgo, ops_gen.go included) gets a declaration in stubs_nocgo.go
 // (//go:build !cgo), so that a program importing the package compiles with CGO_ENABLED=0.
+// The root package and every other package of the module with cgo files use it (StubPackages);
+// each provides, in a hand-written !cgo file, `func noCgo(name string) error` returning an
+// error that wraps ggml.ErrNoCgo.
 //
 //   - exported types are copied; struct types keep their exported fields only (the
 //     unexported ones hold C state); unexported types they mention are copied the same way;
@@ -36,6 +39,16 @@ type pkgFiles struct {
 	cgo    []*ast.File // //go:build cgo
 	nocgo  []*ast.File // //go:build !cgo, except the generated stubs
 	shared []*ast.File // no constraint
+}
+
+// name returns the package's name (that of its first file).
+func (p *pkgFiles) name() string {
+	for _, fs := range [][]*ast.File{p.cgo, p.shared, p.nocgo} {
+		if len(fs) > 0 {
+			return fs[0].Name.Name
+		}
+	}
+	return "main"
 }
 
 func buildTag(f *ast.File) string {
@@ -157,8 +170,22 @@ func idents(n ast.Node) []string {
 	return out
 }
 
-// importPaths maps the package names used in signatures to their import paths where they differ.
-var importPaths = map[string]string{"fs": "io/fs", "cgo": "runtime/cgo", "atomic": "sync/atomic"}
+// importPaths maps the package names that the cgo files use to their import paths (from the
+// files' import declarations).
+func (p *pkgFiles) importPaths() map[string]string {
+	m := map[string]string{}
+	for _, f := range p.cgo {
+		for _, spec := range f.Imports {
+			path := strings.Trim(spec.Path.Value, "\"")
+			name := path[strings.LastIndex(path, "/")+1:]
+			if spec.Name != nil {
+				name = spec.Name.Name
+			}
+			m[name] = path
+		}
+	}
+	return m
+}
 
 type stubGen struct {
 	p        *pkgFiles
@@ -168,6 +195,7 @@ type stubGen struct {
 	emitted  map[string]bool
 	out      bytes.Buffer
 	imports  map[string]bool
+	paths    map[string]string // package name -> import path, of the cgo files
 	problems []string
 }
 
@@ -200,7 +228,7 @@ func (g *stubGen) usesImports(n ast.Node) {
 		if sel, ok := n.(*ast.SelectorExpr); ok {
 			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil && id.Name != "C" {
 				path := id.Name
-				if full, ok := importPaths[id.Name]; ok {
+				if full, ok := g.paths[id.Name]; ok {
 					path = full
 				}
 				g.imports[path] = true
@@ -365,6 +393,7 @@ func generateStubs(dir, stubsName string) ([]byte, error) {
 		typeDoc: map[string]*ast.CommentGroup{},
 		emitted: map[string]bool{},
 		imports: map[string]bool{},
+		paths:   p.importPaths(),
 	}
 	for _, f := range p.cgo {
 		for _, d := range f.Decls {
@@ -412,7 +441,7 @@ func generateStubs(dir, stubsName string) ([]byte, error) {
 	}
 	var src bytes.Buffer
 	src.WriteString(stubsHeader)
-	src.WriteString("package ggml\n\n")
+	fmt.Fprintf(&src, "package %s\n\n", p.name())
 	if len(g.imports) > 0 {
 		var imps []string
 		for name := range g.imports {

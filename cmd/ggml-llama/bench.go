@@ -94,6 +94,7 @@ func cmdBench(args []string) error {
 		if err != nil {
 			return err
 		}
+		encoder := llama.IsEncoder(m.HP.Arch)
 		tok := func(i int) int32 { return int32(3 + (i*7919)%(m.HP.NVocab-3)) }
 		bench := func(name string, n int, f func() error) error {
 			if n == 0 {
@@ -121,6 +122,10 @@ func cmdBench(args []string) error {
 			}
 			err := bench(fmt.Sprintf("pp%d", p), p, func() error {
 				c.Reset()
+				if encoder {
+					_, err := c.Embed(prompt, llama.EmbedOptions{Pooling: llama.PoolingMean})
+					return err
+				}
 				_, err := c.Eval(prompt, false)
 				return err
 			})
@@ -130,6 +135,9 @@ func cmdBench(args []string) error {
 			}
 		}
 		for _, n := range tgs {
+			if encoder {
+				break // an encoder generates nothing
+			}
 			err := bench(fmt.Sprintf("tg%d", n), n, func() error {
 				c.Reset()
 				if _, err := c.Eval([]int32{1}, false); err != nil {

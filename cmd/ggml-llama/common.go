@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/tokenizer"
 )
@@ -58,7 +59,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 
 // registerNoThreads registers the flags but -t.
 func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
-	fs.StringVar(&m.path, "m", "", "model file (GGUF, llama architecture; default: the embedded model trained on Go code)")
+	fs.StringVar(&m.path, "m", "", "model file (GGUF of a supported architecture; default: the embedded model trained on Go code)")
 	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
 	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend")
 }
@@ -130,11 +131,50 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 		return nil, err
 	}
 	l.elapsed = time.Since(start)
-	if l.tok, err = tokenizer.FromGGUF(l.model.GGUF()); err != nil {
+	if l.tok, err = tokenizer.FromGGUF(l.model.GGUF()); err != nil && testPromptTokens == nil {
 		l.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// loadTokenizer reads only the tokenizer of the model of mf (the embedded default model when
+// -m is not given): any GGUF with tokenizer.ggml.* keys works, also a vocab-only file without
+// tensors. done removes the temporary copy of the embedded model.
+func (mf *modelFlags) loadTokenizer() (tok *tokenizer.Tokenizer, done func(), err error) {
+	path := mf.path
+	done = func() {}
+	if path == "" {
+		if path, done, err = writeDefaultModel(); err != nil {
+			return nil, nil, err
+		}
+		mf.path = defaultModelName
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		done()
+		return nil, nil, fmt.Errorf("not a readable GGUF file: %w", err)
+	}
+	defer f.Close()
+	if tok, err = tokenizer.FromGGUF(f); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return tok, done, nil
+}
+
+// testPromptTokens, when set by a test, replaces the tokenization of the prompts of logits and
+// embed, so that reference files can be run on their own tokens whatever the tokenizer package
+// does (and without one, for a vocabulary it does not read).
+var testPromptTokens func(prompt string) []int32
+
+// promptTokens tokenizes a prompt with BOS (or the vocabulary's special tokens) and special
+// tokens parsed.
+func (l *loaded) promptTokens(prompt string) []int32 {
+	if testPromptTokens != nil {
+		return testPromptTokens(prompt)
+	}
+	return l.tok.Tokenize(prompt, true, true)
 }
 
 // progressBar returns a progress callback drawing a bar on w.

@@ -64,7 +64,7 @@ func cmdLogits(args []string) error {
 		return err
 	}
 	defer l.Close()
-	tokens := l.tok.Tokenize(*prompt, true, true)
+	tokens := l.promptTokens(*prompt)
 	if len(tokens) == 0 {
 		return errors.New("the prompt gives no tokens and the model has no BOS token")
 	}
@@ -90,7 +90,9 @@ func cmdLogits(args []string) error {
 	}
 	var text []byte
 	for _, id := range run.Generated {
-		text = l.tok.AppendPiece(text, id)
+		if l.tok != nil {
+			text = l.tok.AppendPiece(text, id)
+		}
 	}
 	o := logitsOutput{
 		Format: "llama-ref-v1", Runner: "ggml-go ggml-llama", Model: filepath.Base(mf.path),

@@ -1,6 +1,7 @@
 //go:build cgo
 
-// Command ggml-llama runs LLaMA-architecture GGUF models with the ggml Go package.
+// Command ggml-llama runs GGUF models of the architectures of package llama (llama, qwen2,
+// qwen2moe, phi3, gemma2, gpt2, bert, nomic-bert) with the ggml Go package.
 //
 // Usage:
 //
@@ -9,10 +10,11 @@
 //	                      [--top-k 40] [--top-p 0.95] [--min-p 0.05] [--repeat-penalty 1.1]
 //	                      [--seed N] [--backend NAME -ngl N]
 //	ggml-llama logits     -m MODEL.gguf -p PROMPT -n 24 -o OUT.json
+//	ggml-llama embed      -m MODEL.gguf -p PROMPT -o OUT.json
 //	ggml-llama tokenize   -m MODEL.gguf -i STRINGS.json -o OUT.json
 //	ggml-llama bench      -m MODEL.gguf [-p 200] [-n 64] [-t 1,2] [-r 3]
 //	ggml-llama perplexity -m MODEL.gguf -f TEXT.txt [-c 256]
-//	ggml-llama random     -o MODEL.gguf [--tinyllama] [--type q4_0]
+//	ggml-llama random     -o MODEL.gguf [--tinyllama] [--type q4_0] [-arch qwen2]
 //
 // Without -m every command uses the embedded default model: a small LLaMA-architecture model
 // trained from scratch on the Go standard library by cmd/ggml-train, so it writes Go-like
@@ -38,6 +40,7 @@ import (
 var commands = map[string]func(args []string) error{
 	"generate":   cmdGenerate,
 	"logits":     cmdLogits,
+	"embed":      cmdEmbed,
 	"tokenize":   cmdTokenize,
 	"bench":      cmdBench,
 	"perplexity": cmdPerplexity,
@@ -50,6 +53,7 @@ const usage = `usage: ggml-llama COMMAND [flags]
 commands:
   generate    generate text from a prompt (streams it; prints timings at the end)
   logits      write the logits and greedy continuation of a prompt (shared/models format)
+  embed       write the embeddings of a text (pooled mean/cls/last and per token; llama-emb-v1)
   tokenize    tokenize strings from a JSON file (llama-tok-v1 format)
   bench       prompt-processing and generation speed, like llama-bench
   perplexity  perplexity of a model over a text file

@@ -22,7 +22,7 @@ func parseType(name string) (gguf.TensorType, error) {
 }
 
 func cmdRandom(args []string) error {
-	fs := newFlags("random", "-o MODEL.gguf [--tinyllama] [--type q4_0] [--embd 128 --layers 3 --heads 4 --heads-kv 4 --ff 352 --vocab 32000]")
+	fs := newFlags("random", "-o MODEL.gguf [-arch llama] [--tinyllama] [--type q4_0] [--embd 128 --layers 3 --heads 4 --heads-kv 4 --ff 352 --vocab 32000]")
 	out := fs.String("o", "", "output model file")
 	tiny := fs.Bool("tinyllama", false, "TinyLlama-1.1B shape (n_embd 2048, 22 layers, 32 heads, 4 KV heads, n_ff 5632, vocab 32000)")
 	typ := fs.String("type", "f16", "type of the matrices")
@@ -35,6 +35,8 @@ func cmdRandom(args []string) error {
 	fs.IntVar(&c.NFF, "ff", 352, "feed-forward width")
 	fs.IntVar(&c.NVocab, "vocab", 32000, "vocabulary size (at least 300)")
 	seed := fs.Uint64("seed", 1, "random seed")
+	fs.StringVar(&c.Arch, "arch", "llama", "architecture: "+strings.Join(llama.Architectures(), ", "))
+	fs.IntVar(&c.NExpert, "experts", 0, "llama: number of experts (a Mixtral-style model; 2 used per token)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +48,9 @@ func cmdRandom(args []string) error {
 		return err
 	}
 	if *tiny {
+		arch, nExp := c.Arch, c.NExpert
 		c = llama.TinyLlamaConfig(t)
+		c.Arch, c.NExpert = arch, nExp
 	}
 	c.Type, c.Seed = t, *seed
 	if *outType != "" {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"unicode/utf8"
+
+	"github.com/ggml-go/ggml/tokenizer"
 )
 
 type tokItem struct {
@@ -72,11 +74,12 @@ func cmdTokenize(args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := mf.load()
+	tok, done, err := mf.loadTokenizer()
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer done()
+	l := struct{ tok *tokenizer.Tokenizer }{tok}
 	res := tokFile{Format: "llama-tok-v1", Runner: "ggml-go ggml-llama", Model: filepath.Base(mf.path), Special: true, Items: []tokItem{}}
 	for _, s := range texts {
 		it := tokItem{Text: s, TextHex: hex.EncodeToString([]byte(s)),

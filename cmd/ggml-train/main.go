@@ -21,7 +21,6 @@ package main
 import (
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -31,15 +30,20 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/tokenizer"
 	"github.com/ggml-go/ggml/train"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "ggml-train:", err)
-		}
+	err := run(os.Args[1:], os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, cli.ErrHelp):
+	case errors.Is(err, cli.ErrUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "ggml-train:", err)
 		os.Exit(1)
 	}
 }
@@ -59,45 +63,49 @@ type config struct {
 	seed                      uint64
 }
 
-func parseFlags(args []string, log io.Writer) (*config, error) {
+// newFlags defines the command line into c (names as llama.cpp's training tools where they
+// have one: -t/--threads, -c/--ctx-size, -b/--batch-size, -s/--seed, --adam-alpha, ...).
+func newFlags(c *config) *cli.FlagSet {
+	fs := cli.New("ggml-train", "[-corpus DIR] [-out DIR] [-time 30m | -steps N] [flags]")
+	fs.String(&c.corpus, "corpus,train-data", "DIR", "", "directory of .go files to train on (default: $(go env GOROOT)/src)")
+	fs.String(&c.holdout, "holdout", "LIST", strings.Join(train.DefaultHoldOut, ","), "comma-separated package directories held out for evaluation")
+	fs.Int64(&c.maxBytes, "max-bytes", "N", 32<<20, "most bytes of training text")
+	fs.Int64(&c.evalBytes, "eval-bytes", "N", 1<<20, "most bytes of held-out text")
+	fs.Int64(&c.tokBytes, "tok-bytes", "N", 8<<20, "bytes of training text the tokenizer learns from")
+	fs.String(&c.out, "out,o", "DIR", "ggml-train-out", "directory for checkpoints, the loss curve and the model")
+	fs.Int(&c.vocab, "vocab", "N", 2048, "vocabulary size (1024-4096 suits a small model)")
+	fs.Int(&c.model.NEmbd, "embd", "N", 256, "embedding width")
+	fs.Int(&c.model.NLayer, "layers,layer", "N", 6, "transformer blocks")
+	fs.Int(&c.model.NHead, "heads,head", "N", 8, "attention heads")
+	fs.Int(&c.model.NFF, "ff", "N", 0, "feed-forward width (0: about 8/3 of --embd)")
+	fs.Int(&c.model.NCtx, "ctx,c,ctx-size", "N", 256, "context (training sequence) length")
+	fs.Int(&c.opt.Steps, "steps,adam-iter", "N", 1000, "optimizer steps")
+	fs.Int(&c.opt.Batch, "batch,b,batch-size", "N", 8, "sequences per step")
+	fs.Int(&c.opt.Threads, "t,threads", "N", 2, "threads")
+	fs.Float32(&c.opt.LearningRate, "lr,adam-alpha", "X", 1e-3, "peak learning rate (Adam)")
+	fs.Int(&c.opt.Warmup, "warmup", "N", 0, "warm-up steps (0: steps/20, at most 200)")
+	fs.Bool(&c.opt.Checkpointing, "checkpointing,use-checkpointing", false, "gradient checkpointing at the block inputs")
+	fs.Uint64(&c.seed, "seed,s", "N", 1, "seed of the weights and the batches")
+	fs.Int(&c.saveEvery, "save-every", "N", 200, "steps between checkpoints")
+	fs.Int(&c.evalEvery, "eval-every", "N", 200, "steps between held-out evaluations (0: only at the end)")
+	fs.Int(&c.evalBatches, "eval-batches", "N", 8, "batches of held-out text per evaluation during training")
+	fs.Int(&c.logEvery, "log-every", "N", 10, "steps between progress lines")
+	fs.Duration(&c.maxTime, "max-time", "D", 0, "stop (with a checkpoint and the model) after this much training time (0: none)")
+	fs.Duration(&c.budget, "time", "D", 0, "fit the run into this much training time: after 20 steps the number of steps (at most --steps) is set from the measured speed (0: --steps as given)")
+	fs.String(&c.typ, "type", "TYPE", "q8_0", "also write the model with matrices of this type (f16, q8_0, q4_0, ...; empty: only F32)")
+	fs.Bool(&c.resume, "resume", false, "continue from the checkpoint in --out")
+	fs.SetExtra("example: ggml-train -out run1 -embd 256 -layers 4 -ctx 256 -time 30m")
+	return fs
+}
+
+// parseFlags parses the command line; help goes to stdout, mistakes and the usage to log.
+func parseFlags(args []string, stdout, log io.Writer) (*config, error) {
 	c := &config{}
-	fs := flag.NewFlagSet("ggml-train", flag.ContinueOnError)
-	fs.SetOutput(log)
-	fs.StringVar(&c.corpus, "corpus", "", "directory of .go files to train on (default: $(go env GOROOT)/src)")
-	fs.StringVar(&c.holdout, "holdout", strings.Join(train.DefaultHoldOut, ","), "comma-separated package directories held out for evaluation")
-	fs.Int64Var(&c.maxBytes, "max-bytes", 32<<20, "most bytes of training text")
-	fs.Int64Var(&c.evalBytes, "eval-bytes", 1<<20, "most bytes of held-out text")
-	fs.Int64Var(&c.tokBytes, "tok-bytes", 8<<20, "bytes of training text the tokenizer learns from")
-	fs.StringVar(&c.out, "out", "ggml-train-out", "directory for checkpoints, the loss curve and the model")
-	fs.IntVar(&c.vocab, "vocab", 2048, "vocabulary size (1024-4096 suits a small model)")
-	fs.IntVar(&c.model.NEmbd, "embd", 256, "embedding width")
-	fs.IntVar(&c.model.NLayer, "layers", 6, "transformer blocks")
-	fs.IntVar(&c.model.NHead, "heads", 8, "attention heads")
-	fs.IntVar(&c.model.NFF, "ff", 0, "feed-forward width (0: about 8/3 of -embd)")
-	fs.IntVar(&c.model.NCtx, "ctx", 256, "context (training sequence) length")
-	fs.IntVar(&c.opt.Steps, "steps", 1000, "optimizer steps")
-	fs.IntVar(&c.opt.Batch, "batch", 8, "sequences per step")
-	fs.IntVar(&c.opt.Threads, "t", 2, "threads")
-	var lr float64
-	fs.Float64Var(&lr, "lr", 1e-3, "peak learning rate (Adam)")
-	fs.IntVar(&c.opt.Warmup, "warmup", 0, "warm-up steps (0: steps/20, at most 200)")
-	fs.BoolVar(&c.opt.Checkpointing, "checkpointing", false, "gradient checkpointing at the block inputs")
-	fs.Uint64Var(&c.seed, "seed", 1, "seed of the weights and the batches")
-	fs.IntVar(&c.saveEvery, "save-every", 200, "steps between checkpoints")
-	fs.IntVar(&c.evalEvery, "eval-every", 200, "steps between held-out evaluations (0: only at the end)")
-	fs.IntVar(&c.evalBatches, "eval-batches", 8, "batches of held-out text per evaluation during training")
-	fs.IntVar(&c.logEvery, "log-every", 10, "steps between progress lines")
-	fs.DurationVar(&c.maxTime, "max-time", 0, "stop (with a checkpoint and the model) after this much training time (0: none)")
-	fs.DurationVar(&c.budget, "time", 0, "fit the run into this much training time: after 20 steps the number of steps (at most -steps) is set from the measured speed (0: -steps as given)")
-	fs.StringVar(&c.typ, "type", "q8_0", "also write the model with matrices of this type (f16, q8_0, q4_0, ...; empty: only F32)")
-	fs.BoolVar(&c.resume, "resume", false, "continue from the checkpoint in -out")
-	if err := fs.Parse(args); err != nil {
+	fs := newFlags(c)
+	fs.SetOutput(stdout, log)
+	if err := fs.Parse(args, false); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	c.opt.LearningRate = float32(lr)
 	c.opt.Seed = c.seed
 	if c.saveEvery <= 0 {
 		c.saveEvery = c.opt.Steps
@@ -107,7 +115,7 @@ func parseFlags(args []string, log io.Writer) (*config, error) {
 
 // run trains as the command line says, logging to log.
 func run(args []string, log io.Writer) error {
-	c, err := parseFlags(args, log)
+	c, err := parseFlags(args, os.Stdout, log)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,4 +102,29 @@ func TestMaxTime(t *testing.T) {
 	assert.Contains(t, log.String(), "stopping after")
 	assert.Less(t, time.Since(start), 20*time.Second)
 	assert.FileExists(t, filepath.Join(out, "checkpoint.gguf"))
+}
+
+// TestHelpRunsNothing: -h and --help print the usage on stdout and exit 0 without training;
+// llama.cpp's long names work.
+func TestHelpRunsNothing(t *testing.T) {
+	for _, h := range []string{"-h", "--help"} {
+		var stdout, log bytes.Buffer
+		out := filepath.Join(t.TempDir(), "out")
+		_, err := parseFlags([]string{"-out", out, h}, &stdout, &log)
+		assert.ErrorIs(t, err, cli.ErrHelp)
+		assert.Contains(t, stdout.String(), "-t, --threads N")
+		assert.Contains(t, stdout.String(), "(default 0.001)")
+		assert.Empty(t, log.String())
+		assert.NoDirExists(t, out)
+	}
+	var stdout, log bytes.Buffer
+	c, err := parseFlags([]string{"--threads", "3", "--ctx-size", "64", "--batch-size", "2", "-s", "7", "--adam-alpha", "0.002"}, &stdout, &log)
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.opt.Threads)
+	assert.Equal(t, 64, c.model.NCtx)
+	assert.Equal(t, 2, c.opt.Batch)
+	assert.Equal(t, uint64(7), c.opt.Seed)
+	assert.Equal(t, float32(0.002), c.opt.LearningRate)
+	_, err = parseFlags([]string{"--threads", "x"}, &stdout, &log)
+	assert.ErrorIs(t, err, cli.ErrUsage)
 }

@@ -221,6 +221,17 @@ extern "C" {
     // computes (as ggml_cplan's abort_callback); returning true stops the compute, which fails.
     GGML_API void ggml_x_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, bool (*abort_cb)(void * data), void * data);
 
+    // The CPU engine's profile (environment GGML_X_PROFILE=1, or 2 to add the time of each node
+    // index): time per op type (MUL_MAT split by weight type) over the graph computes so far.
+    // It is printed to stderr at exit, unless the program took it with ggml_x_profile_report
+    // (programs that do not exit through C's exit, such as Go programs, must take it).
+    // ggml_x_profile_report writes the report into buf (at most size bytes, NUL-terminated) and
+    // returns the length of the whole report (excluding the NUL): 0 when profiling is off or
+    // nothing was computed. ggml_x_profile_reset starts the totals again.
+    GGML_API bool   ggml_x_profile_enabled(void);
+    GGML_API size_t ggml_x_profile_report(char * buf, size_t size);
+    GGML_API void   ggml_x_profile_reset(void);
+
     // Whether the scheduler's buffers are allocated (ggml_backend_sched_init_measure, or the
     // first graph compute, succeeded).
     GGML_API bool ggml_x_backend_sched_is_measured(ggml_backend_sched_t sched);

@@ -1471,7 +1471,7 @@ extern "C" {
 
     //
     // training: backward-only ops, attention, loss, automatic differentiation, optimizers
-    // (ggml/src/ops/backward.c, ops/loss.c, ops/flash-attn.c, autodiff.c, opt.c)
+    // (ggml/src/ops/backward.c, ops/loss.c, ops/flash-attn.c, autodiff.c, cpu/opt.c)
     //
 
     // sum of the tiles of a that make up b's shape (the gradient of ggml_repeat)
@@ -1698,6 +1698,29 @@ extern "C" {
     typedef void (*ggml_x_custom_grad_t)(struct ggml_context * ctx, struct ggml_tensor * node,
                                          struct ggml_tensor * grad, struct ggml_tensor ** src_grads, void * userdata);
     GGML_API void ggml_x_map_custom_set_grad(struct ggml_tensor * node, ggml_x_custom_grad_t fn, void * userdata);
+
+    // Rotary position embedding as llama.cpp of 2025 computes it (ggml_rope_ext there): like
+    // ggml_rope_custom, with optional frequency factors c (F32, at least n_dims/2 values; NULL
+    // for none) that divide the angle of pair k by c[k] (Llama 3.1 rope_freqs, Phi-3 long/short
+    // factors). Unlike ggml_rope_custom, NeoX mode (2) neither pre-scales the position by
+    // freq_scale nor gives the YaRN ramp pair index 0: both modes blend every pair by its own
+    // index. Modes 0 and 2 only. The node is a GGML_OP_ROPE with src[2] = c and op_params[13] = 1;
+    // backends without this variant report it unsupported, so a scheduler keeps it on the CPU.
+    // It has no gradient.
+    GGML_API struct ggml_tensor * ggml_x_rope_ext(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * c,
+            int                   n_dims,
+            int                   mode,
+            int                   n_orig_ctx,
+            float                 freq_base,
+            float                 freq_scale,
+            float                 ext_factor,
+            float                 attn_factor,
+            float                 beta_fast,
+            float                 beta_slow);
 
 #ifdef  __cplusplus
 }

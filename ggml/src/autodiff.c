@@ -282,6 +282,10 @@ static bool x_backward_rope(struct x_grad_state * st, struct ggml_tensor * t, st
     if (!a->grad) {
         return true;
     }
+    if (ggml_x_get_op_params_i32(t, 13) != 0) {
+        ggml_x_error(st->ctx, "ggml_build_backward_expand: ggml_x_rope_ext has no gradient (node '%s')", t->name);
+        return false;
+    }
     const int n_dims = ggml_x_get_op_params_i32(t, 1), mode = ggml_x_get_op_params_i32(t, 2);
     const int n_ctx = ggml_x_get_op_params_i32(t, 3), n_orig = ggml_x_get_op_params_i32(t, 4);
     const float fb = ggml_x_get_op_params_f32(t, 5), fs = ggml_x_get_op_params_f32(t, 6);

@@ -10,6 +10,7 @@
 
 #include "ggml-alloc.h"
 #include "ggml-backend-impl.h"
+#include "ggml-backend-internal.h"
 #include "ggml-impl.h"
 
 #include <stdint.h>
@@ -115,25 +116,12 @@ ggml_tallocr_t ggml_tallocr_new_measure_from_backend(struct ggml_backend * backe
     return ggml_tallocr_new_measure_from_buft(ggml_backend_get_default_buffer_type(backend));
 }
 
-ggml_tallocr_t ggml_tallocr_new(void * data, size_t size, size_t alignment) {
-    GGML_X_CHECK_RET(NULL, data != NULL, NULL, "ggml_tallocr_new: data is NULL");
-    GGML_X_CHECK_RET(NULL, alloc_is_pow2(alignment), NULL, "ggml_tallocr_new: alignment %zu is not a power of two", alignment);
-    ggml_backend_buffer_t buffer = ggml_backend_cpu_buffer_from_ptr(data, size);
-    if (buffer == NULL) {
-        return NULL;
-    }
-    ggml_tallocr_t talloc = talloc_new_impl(buffer, true, false);
-    if (talloc != NULL) {
-        // the caller's alignment wins over the CPU buffer type's
-        talloc->alignment = alignment;
-        ggml_tallocr_reset(talloc);
-    }
-    return talloc;
-}
-
-ggml_tallocr_t ggml_tallocr_new_measure(size_t alignment) {
-    GGML_X_CHECK_RET(NULL, alloc_is_pow2(alignment), NULL, "ggml_tallocr_new_measure: alignment %zu is not a power of two", alignment);
-    ggml_tallocr_t talloc = ggml_tallocr_new_measure_from_buft(ggml_backend_cpu_buffer_type());
+// An allocator owning buffer (a real or, with measure, a measure allocator) with the caller's
+// alignment instead of the buffer type's; NULL when out of memory (buffer freed). The CPU
+// backend builds ggml_tallocr_new / ggml_tallocr_new_measure on it (cpu/buffer.c), and
+// ggml_allocr_new / ggml_allocr_new_measure on those and ggml_x_allocr_wrap.
+ggml_tallocr_t ggml_x_tallocr_new_aligned(ggml_backend_buffer_t buffer, bool measure, size_t alignment) {
+    ggml_tallocr_t talloc = talloc_new_impl(buffer, true, measure);
     if (talloc != NULL) {
         talloc->alignment = alignment;
         ggml_tallocr_reset(talloc);
@@ -296,16 +284,9 @@ size_t ggml_tallocr_max_size(ggml_tallocr_t talloc) {
 
 // ---------------------------------------------------------------------------------------------
 // hash set of tensors: open addressing with linear probing on the tensor address. The scheduler
-// (ggml-backend.c) builds its sets with the same functions, because it hands its set to
-// ggml_gallocr_alloc_graph_n; these are internal (no header declares them for users).
-
-size_t ggml_x_alloc_hash_size(size_t min_size);
-size_t ggml_x_alloc_hash_find(const struct ggml_hash_set * set, const struct ggml_tensor * t);
-size_t ggml_x_alloc_hash_insert(struct ggml_hash_set * set, struct ggml_tensor * t);
-size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tensor * t, bool * inserted);
-bool   ggml_x_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
-                                    struct ggml_hash_set hash_set, ggml_tallocr_t * hash_node_talloc,
-                                    const size_t * slots, size_t n_slots);
+// (ggml-backend-sched.c) and graph copy (ggml-backend-compare.c) build their sets with the same
+// functions, because the scheduler hands its set to ggml_gallocr_alloc_graph_n; these are
+// internal (declared in ggml-backend-internal.h, not for users).
 
 // smallest prime >= min_size
 size_t ggml_x_alloc_hash_size(size_t min_size) {
@@ -871,7 +852,7 @@ struct ggml_allocr {
     ggml_gallocr_t galloc;
 };
 
-static ggml_allocr_t allocr_wrap(ggml_tallocr_t talloc) {
+ggml_allocr_t ggml_x_allocr_wrap(ggml_tallocr_t talloc) {
     if (talloc == NULL) {
         return NULL;
     }
@@ -888,24 +869,16 @@ static ggml_allocr_t allocr_wrap(ggml_tallocr_t talloc) {
     return alloc;
 }
 
-ggml_allocr_t ggml_allocr_new(void * data, size_t size, size_t alignment) {
-    return allocr_wrap(ggml_tallocr_new(data, size, alignment));
-}
-
-ggml_allocr_t ggml_allocr_new_measure(size_t alignment) {
-    return allocr_wrap(ggml_tallocr_new_measure(alignment));
-}
-
 ggml_allocr_t ggml_allocr_new_from_buffer(struct ggml_backend_buffer * buffer) {
-    return allocr_wrap(ggml_tallocr_new_from_buffer(buffer));
+    return ggml_x_allocr_wrap(ggml_tallocr_new_from_buffer(buffer));
 }
 
 ggml_allocr_t ggml_allocr_new_from_backend(struct ggml_backend * backend, size_t size) {
-    return allocr_wrap(ggml_tallocr_new_from_backend(backend, size));
+    return ggml_x_allocr_wrap(ggml_tallocr_new_from_backend(backend, size));
 }
 
 ggml_allocr_t ggml_allocr_new_measure_from_backend(struct ggml_backend * backend) {
-    return allocr_wrap(ggml_tallocr_new_measure_from_backend(backend));
+    return ggml_x_allocr_wrap(ggml_tallocr_new_measure_from_backend(backend));
 }
 
 struct ggml_backend_buffer * ggml_allocr_get_buffer(ggml_allocr_t alloc) {

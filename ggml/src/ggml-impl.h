@@ -2,9 +2,9 @@
 //   * error reporting (recoverable mode, doc/design.md "Errors never abort"),
 //   * tensor creation helpers used by the op constructors (ggml/src/ops/),
 //   * the op_params layout of every op (constructors write it, kernels read it),
-//   * the CPU kernel interface (ggml/src/cpu/), with the per-node thread split and barrier,
 //   * fp16 helpers and type traits access.
-// Nothing here is public API.
+// Nothing here is public API. The core (this directory outside cpu/) knows no backend: the CPU
+// kernel contract is cpu/ops.h, the CPU type traits cpu/traits.h.
 
 #ifndef GGML_IMPL_H
 #define GGML_IMPL_H
@@ -176,73 +176,6 @@ struct ggml_x_map_custom_params {
 };
 
 // ---------------------------------------------------------------------------------------------
-// CPU kernels (ggml/src/cpu/)
-//
-// For every non-view node the engine calls op->forward on nth threads at once (ith = 0..nth-1).
-// nth is the compute's thread count, or less when op->n_tasks says so. Each kernel splits its own
-// work (usually by rows: rows ith, ith + nth, ... or contiguous ranges). A kernel that needs
-// several phases (e.g. convert src1, then multiply) calls ggml_cpu_barrier(cc) between them; all
-// nth threads must make the same barrier calls. After a node returns on all threads the engine
-// synchronises before the next node.
-//
-// wdata/wsize: the shared scratch of the compute (at least op->work_size bytes for this node);
-// kernels that need per-thread scratch carve it by ith.
-
-struct ggml_cpu_barrier;
-
-struct ggml_cpu_ctx {
-    int ith;
-    int nth;
-    size_t wsize;
-    void * wdata;
-    struct ggml_cpu_barrier * barrier; // engine-owned, spans exactly nth threads
-};
-
-// wait until all nth threads of this node reached the barrier
-void ggml_cpu_barrier(const struct ggml_cpu_ctx * cc);
-
-struct ggml_cpu_op {
-    // NULL: the CPU backend has no kernel for this op
-    void   (*forward)(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst);
-    // optional: does the kernel handle this node's types/layout? (NULL: whatever the
-    // constructor accepts). Must be exact: compute never asserts on a node accepted here.
-    bool   (*supports)(const struct ggml_tensor * dst);
-    // optional: scratch bytes the node needs with n_threads threads (NULL: none)
-    size_t (*work_size)(const struct ggml_tensor * dst, int n_threads);
-    // optional: how many threads are useful (NULL: n_threads); must return 1..n_threads
-    int    (*n_tasks)(const struct ggml_tensor * dst, int n_threads);
-};
-
-// the kernel of an op (never NULL; forward may be NULL)
-const struct ggml_cpu_op * ggml_cpu_op_get(enum ggml_op op);
-
-// nodes the CPU computes nothing for: view ops (NONE, RESHAPE, VIEW, PERMUTE, TRANSPOSE) and
-// nodes with no elements
-bool ggml_cpu_node_is_noop(const struct ggml_tensor * node);
-
-// does the CPU backend support this node (no-op nodes always, others through the table)?
-bool ggml_cpu_supports_node(const struct ggml_tensor * node);
-
-// One kernel descriptor per op, defined in the family files (cpu/ops-*.c). Ops without a
-// kernel yet are defined in cpu/ops-pending.c; a family file that implements one removes its
-// line there.
-#define GGML_CPU_OPS(X) \
-    X(dup) X(add) X(add1) X(acc) X(sub) X(mul) X(div) X(sqr) X(sqrt) X(log) X(sum) X(sum_rows) \
-    X(mean) X(argmax) X(repeat) X(repeat_back) X(concat) X(silu_back) X(norm) X(rms_norm) \
-    X(rms_norm_back) X(group_norm) X(mul_mat) X(mul_mat_id) X(out_prod) X(scale) X(set) X(cpy) \
-    X(cont) X(get_rows) X(get_rows_back) X(diag) X(diag_mask_inf) X(diag_mask_zero) X(soft_max) \
-    X(soft_max_back) X(rope) X(rope_back) X(alibi) X(clamp) X(conv_transpose_1d) X(im2col) \
-    X(conv_transpose_2d) X(pool_1d) X(pool_2d) X(upscale) X(pad) X(argsort) X(leaky_relu) \
-    X(flash_attn) X(flash_ff) X(flash_attn_back) X(win_part) X(win_unpart) X(get_rel_pos) \
-    X(add_rel_pos) X(unary) X(map_unary) X(map_binary) X(map_custom1_f32) X(map_custom2_f32) \
-    X(map_custom3_f32) X(map_custom1) X(map_custom2) X(map_custom3) X(cross_entropy_loss) \
-    X(cross_entropy_loss_back)
-
-#define GGML_CPU_OP_DECLARE(name) extern const struct ggml_cpu_op ggml_cpu_op_##name;
-GGML_CPU_OPS(GGML_CPU_OP_DECLARE)
-#undef GGML_CPU_OP_DECLARE
-
-// ---------------------------------------------------------------------------------------------
 // fp16 (ggml.c): exact conversions, round-to-nearest-even for fp32 -> fp16
 
 extern float ggml_x_fp16_table[1 << 16]; // fp16 bits -> fp32, filled by ggml_x_init_tables()
@@ -255,13 +188,21 @@ static inline float ggml_x_fp16_to_fp32(ggml_fp16_t h) {
 }
 ggml_fp16_t ggml_x_fp32_to_fp16(float f);
 
+// scalar row conversions (ggml.c), the reference of the CPU backend's SIMD rows behind the public
+// ggml_fp16_to_fp32_row / ggml_fp32_to_fp16_row (cpu/convert.c); the core uses these
+void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
+void ggml_x_fp32_to_fp16_row_scalar(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
+
 #define GGML_FP16_TO_FP32(x) ggml_x_fp16_to_fp32(x)
 #define GGML_FP32_TO_FP16(x) ggml_x_fp32_to_fp16(x)
 
 // ---------------------------------------------------------------------------------------------
-// type traits (ggml-types.c): the table behind ggml_internal_get_type_traits
+// core type traits (ggml-types.c): name, block geometry, is_quantized, vec_dot_type and the
+// reference conversions (to_float, from_float = from_float_reference); vec_dot is NULL. The CPU
+// backend adds its kernels (vec_dot, SIMD conversions) in cpu/traits.c, which also defines the
+// public ggml_internal_get_type_traits.
 
-const ggml_type_traits_t * ggml_x_type_traits(enum ggml_type type); // NULL for invalid types
+const ggml_type_traits_t * ggml_x_type_traits(enum ggml_type type); // NULL for out-of-range types
 bool ggml_x_type_valid(enum ggml_type type); // a real type (not 4, 5, COUNT or out of range)
 
 #ifdef __cplusplus

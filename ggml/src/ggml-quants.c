@@ -1,15 +1,13 @@
-// ggml-quants.c - the quantized types of FORMATS.md: scalar quantizers (the simple types
+// ggml-quants.c - the quantized types of doc/gguf-and-quant-formats.md: scalar quantizers (the simple types
 // bit-exact to the reference formulas, the k-quants by a least-squares scale search),
-// dequantizers, dot products against the activation partner types, the public
-// ggml_quantize_* entry points and the installation of all of it into the type traits.
+// dequantizers, reference dot products against the activation partner types and the public
+// ggml_quantize_* entry points. The core traits (ggml-types.c) point at the conversions; the CPU
+// backend (cpu/traits.c) installs the dot products, or their SIMD variants.
 
 #include "ggml-quants.h"
-#include "cpu/quants-simd.h"
 
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +32,8 @@ static inline void ggml_x_store_u32le(uint8_t * p, uint32_t v) {
 }
 
 // =============================================================================================
-// 32-element block types: reference quantizers (bit-exact formulas of FORMATS.md)
+// 32-element block types: reference quantizers (bit-exact formulas of
+// doc/gguf-and-quant-formats.md §2)
 
 // signed value of largest magnitude (the first one on ties)
 static inline float ggml_x_signed_absmax(const float * x, int n, float * amax_out) {
@@ -1136,7 +1135,7 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst,
         case GGML_TYPE_Q5_K: return ggml_quantize_q5_K(x, y, n, n_per_row, hist);
         case GGML_TYPE_Q6_K: return ggml_quantize_q6_K(x, y, n, n_per_row, hist);
         case GGML_TYPE_F16:
-            ggml_fp32_to_fp16_row(x, (ggml_fp16_t *) y, n);
+            ggml_x_fp32_to_fp16_row_scalar(x, (ggml_fp16_t *) y, n);
             return (size_t) n * sizeof(ggml_fp16_t);
         case GGML_TYPE_F32:
             memcpy(y, x, (size_t) n * sizeof(float));
@@ -1145,58 +1144,4 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst,
             ggml_x_error(NULL, "ggml_quantize_chunk: quantization to %s is not supported", ggml_type_name(type));
             return 0;
     }
-}
-
-// =============================================================================================
-// type traits
-
-static atomic_int      g_traits_filled;
-static pthread_mutex_t g_traits_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-static void ggml_x_set_kernels(ggml_type_traits_t * t, ggml_to_float_t to_float, ggml_from_float_t from_float,
-                               ggml_from_float_t from_float_ref, ggml_vec_dot_t vec_dot) {
-    t->to_float = to_float;
-    t->from_float = from_float;
-    t->from_float_reference = from_float_ref;
-    t->vec_dot = vec_dot;
-}
-
-void ggml_x_quants_fill_traits(ggml_type_traits_t traits[GGML_TYPE_COUNT]) {
-    if (atomic_load_explicit(&g_traits_filled, memory_order_acquire)) {
-        return;
-    }
-    pthread_mutex_lock(&g_traits_mutex);
-    if (!atomic_load_explicit(&g_traits_filled, memory_order_relaxed)) {
-        ggml_x_init_tables(); // the kernels read fp16 scales through the table
-        const struct ggml_x_quant_kernels * kq = ggml_x_quant_kernels_active();
-
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q4_0], ggml_x_dequantize_row_q4_0, ggml_x_quantize_row_q4_0_ref,
-                           ggml_x_quantize_row_q4_0_ref, kq->vec_dot_q4_0_q8_0);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q4_1], ggml_x_dequantize_row_q4_1, ggml_x_quantize_row_q4_1_ref,
-                           ggml_x_quantize_row_q4_1_ref, kq->vec_dot_q4_1_q8_1);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q5_0], ggml_x_dequantize_row_q5_0, ggml_x_quantize_row_q5_0_ref,
-                           ggml_x_quantize_row_q5_0_ref, kq->vec_dot_q5_0_q8_0);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q5_1], ggml_x_dequantize_row_q5_1, ggml_x_quantize_row_q5_1_ref,
-                           ggml_x_quantize_row_q5_1_ref, kq->vec_dot_q5_1_q8_1);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q8_0], ggml_x_dequantize_row_q8_0, kq->quantize_row_q8_0,
-                           ggml_x_quantize_row_q8_0_ref, kq->vec_dot_q8_0_q8_0);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q8_1], ggml_x_dequantize_row_q8_1, ggml_x_quantize_row_q8_1_ref,
-                           ggml_x_quantize_row_q8_1_ref, NULL);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q2_K], ggml_x_dequantize_row_q2_K, ggml_x_quantize_row_q2_K_ref,
-                           ggml_x_quantize_row_q2_K_ref, kq->vec_dot_q2_K_q8_K);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q3_K], ggml_x_dequantize_row_q3_K, ggml_x_quantize_row_q3_K_ref,
-                           ggml_x_quantize_row_q3_K_ref, kq->vec_dot_q3_K_q8_K);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q4_K], ggml_x_dequantize_row_q4_K, ggml_x_quantize_row_q4_K_ref,
-                           ggml_x_quantize_row_q4_K_ref, kq->vec_dot_q4_K_q8_K);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q5_K], ggml_x_dequantize_row_q5_K, ggml_x_quantize_row_q5_K_ref,
-                           ggml_x_quantize_row_q5_K_ref, kq->vec_dot_q5_K_q8_K);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q6_K], ggml_x_dequantize_row_q6_K, ggml_x_quantize_row_q6_K_ref,
-                           ggml_x_quantize_row_q6_K_ref, kq->vec_dot_q6_K_q8_K);
-        ggml_x_set_kernels(&traits[GGML_TYPE_Q8_K], ggml_x_dequantize_row_q8_K, kq->quantize_row_q8_K,
-                           ggml_x_quantize_row_q8_K_ref, NULL);
-        // IQ2_XXS / IQ2_XS: no kernels (unsupported)
-
-        atomic_store_explicit(&g_traits_filled, 1, memory_order_release);
-    }
-    pthread_mutex_unlock(&g_traits_mutex);
 }

@@ -1,4 +1,4 @@
-// ggml-quants.h - quantized block formats (FORMATS.md) and their kernels.
+// ggml-quants.h - quantized block formats (doc/gguf-and-quant-formats.md §2-3) and their kernels.
 //
 // The block structs below are the exact byte layouts of the formats (all fields little-endian).
 // ggml-quants.c holds the scalar kernels, which define correct behaviour; SIMD variants live in
@@ -63,7 +63,8 @@ typedef struct {
     float  s; // d * sum(qs)
     int8_t qs[QK8_1];
 } block_q8_1;
-// FORMATS.md lists 36 bytes but also d:f32, s:f32 (4 + 4 + 32 = 40): the reference block is 40 bytes
+// d:f32, s:f32 and 32 bytes: the reference block is 40 bytes, not the 36 some write-ups give
+// (doc/gguf-and-quant-formats.md §2)
 static_assert(sizeof(block_q8_1) == 40, "block_q8_1 size");
 
 typedef struct {
@@ -113,10 +114,6 @@ typedef struct {
     int16_t bsums[QK_K / 16]; // sum of each group of 16 qs
 } block_q8_K;
 static_assert(sizeof(block_q8_K) == 292, "block_q8_K size");
-
-// Install to_float / from_float / from_float_reference / vec_dot of the quantized types into
-// the traits table (idempotent, thread-safe).
-void ggml_x_quants_fill_traits(ggml_type_traits_t traits[GGML_TYPE_COUNT]);
 
 // ---------------------------------------------------------------------------------------------
 // scalar kernels (the reference the SIMD variants are tested against)

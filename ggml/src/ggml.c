@@ -4,7 +4,6 @@
 
 #define _GNU_SOURCE
 #include "ggml-impl.h"
-#include "cpu/quants-simd.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -206,14 +205,18 @@ ggml_fp16_t ggml_fp32_to_fp16(float x) {
     return ggml_x_fp32_to_fp16(x);
 }
 
-// row conversions use the SIMD level chosen at start-up (cpu/convert.c); bit-identical to the
-// scalar functions above
-void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int n) {
-    ggml_x_fp16_to_fp32_row_simd(x, y, n);
+// scalar row conversions: the reference the SIMD rows of the CPU backend (cpu/convert.c, behind
+// the public ggml_fp16_to_fp32_row / ggml_fp32_to_fp16_row) match bit for bit
+void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n) {
+    for (int i = 0; i < n; i++) {
+        y[i] = ggml_fp16_to_fp32(x[i]);
+    }
 }
 
-void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int n) {
-    ggml_x_fp32_to_fp16_row_simd(x, y, n);
+void ggml_x_fp32_to_fp16_row_scalar(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n) {
+    for (int i = 0; i < n; i++) {
+        y[i] = ggml_x_fp32_to_fp16(x[i]);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

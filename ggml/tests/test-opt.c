@@ -1,4 +1,4 @@
-// test-opt.c - the optimizers (opt.c, opt-adam.c, opt-lbfgs.c): Adam and L-BFGS reach the known
+// test-opt.c - the optimizers (cpu/opt.c, cpu/opt-adam.c, cpu/opt-lbfgs.c): Adam and L-BFGS reach the known
 // minima of small convex problems (a quadratic, a least-squares fit checked against the normal
 // equations solved in double) and of the Rosenbrock function; Adam fits an MLP to XOR; AdamW
 // decay with decay_min_ndim, gradient clipping, the callback (schedule, cancel), result codes,

@@ -637,7 +637,7 @@ static void test_sched_cache_update(void) {
 // the plan cache: a graph computed again with the same structure reuses the last split; any
 // change to what the split depends on makes a new one
 
-// internal counters of the scheduler (ggml-backend.c)
+// internal counters of the scheduler (ggml-backend-sched.c)
 int64_t ggml_x_backend_sched_n_splits_made(ggml_backend_sched_t sched);
 int64_t ggml_x_backend_sched_n_plans_reused(ggml_backend_sched_t sched);
 

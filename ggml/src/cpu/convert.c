@@ -1,6 +1,7 @@
-// convert.c - fp16 <-> fp32 row conversions: the scalar rows (built on the element conversions
-// of ggml.c: round to nearest even, NaNs made quiet as F16C does) and the F16C / AVX-512 / NEON
-// variants, selected at run time through quants-simd.h.
+// convert.c - fp16 <-> fp32 row conversions: the F16C / AVX-512 / NEON variants of the scalar
+// rows of ggml.c (round to nearest even, NaNs made quiet as F16C does), selected at run time
+// through quants-simd.h, and the public ggml_fp16_to_fp32_row / ggml_fp32_to_fp16_row, which use
+// the selected variant.
 
 #include "ggml-impl.h"
 #include "cpu/quants-simd.h"
@@ -14,18 +15,6 @@
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 #endif
-
-void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n) {
-    for (int i = 0; i < n; i++) {
-        y[i] = ggml_fp16_to_fp32(x[i]);
-    }
-}
-
-void ggml_x_fp32_to_fp16_row_scalar(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n) {
-    for (int i = 0; i < n; i++) {
-        y[i] = ggml_x_fp32_to_fp16(x[i]);
-    }
-}
 
 #if defined(__x86_64__)
 
@@ -136,4 +125,14 @@ void ggml_x_fp16_to_fp32_row_simd(const ggml_fp16_t * GGML_RESTRICT x, float * G
 
 void ggml_x_fp32_to_fp16_row_simd(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n) {
     ggml_x_quant_kernels_active()->fp32_to_fp16_row(x, y, n);
+}
+
+// the public row conversions (ggml.h) use the SIMD level chosen at start-up; bit-identical to
+// the scalar rows of ggml.c
+void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int n) {
+    ggml_x_fp16_to_fp32_row_simd(x, y, n);
+}
+
+void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int n) {
+    ggml_x_fp32_to_fp16_row_simd(x, y, n);
 }

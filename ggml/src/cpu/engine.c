@@ -15,6 +15,9 @@
 #include "repack.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,7 +184,9 @@ static int ggml_x_engine_check(const struct ggml_context * err_ctx, const struct
 // the slowest thread. Totals are kept per op (MUL_MAT split by the type of src0) and printed to
 // stderr at exit. GGML_X_PROFILE=2 also prints the time of each node index (the first
 // PROF_NODES nodes; meaningful when the same graph is computed each time). Off, the engine reads
-// one flag per compute.
+// one flag per compute. A program that does not return through C's exit (a Go program) takes the
+// report with ggml_x_profile_report (Go: ggml.ProfileReport) instead; once taken, nothing is
+// printed at exit.
 
 enum { PROF_SLOTS = GGML_OP_COUNT + GGML_TYPE_COUNT, PROF_NODES = 256 };
 
@@ -199,8 +204,27 @@ static pthread_mutex_t ggml_x_prof_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ggml_x_prof_state; // 0: off, 1: per-op totals, 2: also per node (set once by ggml_x_prof_init)
 static pthread_once_t ggml_x_prof_once = PTHREAD_ONCE_INIT;
 
-static void ggml_x_prof_print(void) {
-    struct ggml_x_prof * p = &ggml_x_prof_acc;
+// a bounded string builder for the report
+struct prof_text {
+    char * buf;
+    size_t size, len; // len: what the whole report needs, even past size
+};
+
+static void prof_printf(struct prof_text * t, const char * fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void prof_printf(struct prof_text * t, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const size_t room = t->len < t->size ? t->size - t->len : 0;
+    const int n = vsnprintf(room > 0 ? t->buf + t->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        t->len += (size_t) n;
+    }
+}
+
+// formats the report of p (nothing when no graph was computed)
+static void ggml_x_prof_format(const struct ggml_x_prof * p, struct prof_text * t) {
     if (p->computes == 0) {
         return;
     }
@@ -208,9 +232,9 @@ static void ggml_x_prof_print(void) {
     for (int i = 0; i < PROF_SLOTS; i++) {
         total += p->ns[i];
     }
-    fprintf(stderr, "ggml profile: %llu computes, %.3f ms per compute in nodes\n",
-            (unsigned long long) p->computes, total / 1e6 / (double) p->computes);
-    fprintf(stderr, "  %-22s %8s %12s %10s %6s\n", "op", "nodes", "us/compute", "us/node", "%");
+    prof_printf(t, "ggml profile: %llu computes, %.3f ms per compute in nodes\n",
+                (unsigned long long) p->computes, total / 1e6 / (double) p->computes);
+    prof_printf(t, "  %-22s %8s %12s %10s %6s\n", "op", "nodes", "us/compute", "us/node", "%");
     for (int i = 0; i < PROF_SLOTS; i++) {
         if (p->count[i] == 0) {
             continue;
@@ -221,18 +245,41 @@ static void ggml_x_prof_print(void) {
         } else {
             snprintf(name, sizeof(name), "MUL_MAT %s", ggml_type_name((enum ggml_type) (i - GGML_OP_COUNT)));
         }
-        fprintf(stderr, "  %-22s %8.1f %12.1f %10.2f %6.1f\n", name,
-                (double) p->count[i] / (double) p->computes, p->ns[i] / 1e3 / (double) p->computes,
-                p->ns[i] / 1e3 / (double) p->count[i], 100.0 * p->ns[i] / total);
+        prof_printf(t, "  %-22s %8.1f %12.1f %10.2f %6.1f\n", name,
+                    (double) p->count[i] / (double) p->computes, p->ns[i] / 1e3 / (double) p->computes,
+                    p->ns[i] / 1e3 / (double) p->count[i], 100.0 * p->ns[i] / total);
     }
     if (ggml_x_prof_state == 2) {
         for (int i = 0; i < p->n_nodes; i++) {
             if (p->node_ns[i] > 0.0) {
-                fprintf(stderr, "  node %3d %-38s %10.1f us\n", i, p->node_name[i],
-                        p->node_ns[i] / 1e3 / (double) p->computes);
+                prof_printf(t, "  node %3d %-38s %10.1f us\n", i, p->node_name[i],
+                            p->node_ns[i] / 1e3 / (double) p->computes);
             }
         }
     }
+}
+
+// whether the report was taken (ggml_x_profile_report): then the exit handler prints nothing
+static _Atomic bool ggml_x_prof_taken;
+
+static void ggml_x_prof_print(void) {
+    if (atomic_load(&ggml_x_prof_taken)) {
+        return;
+    }
+    pthread_mutex_lock(&ggml_x_prof_lock);
+    struct prof_text t = { NULL, 0, 0 };
+    ggml_x_prof_format(&ggml_x_prof_acc, &t);
+    if (t.len > 0) {
+        t.buf = malloc(t.len + 1);
+        if (t.buf != NULL) {
+            t.size = t.len + 1;
+            t.len = 0;
+            ggml_x_prof_format(&ggml_x_prof_acc, &t);
+            fputs(t.buf, stderr);
+            free(t.buf);
+        }
+    }
+    pthread_mutex_unlock(&ggml_x_prof_lock);
 }
 
 static void ggml_x_prof_init(void) {
@@ -284,6 +331,31 @@ static void ggml_x_prof_merge(const struct ggml_x_prof * p, const struct ggml_cg
     }
     ggml_x_prof_acc.n_nodes = n > ggml_x_prof_acc.n_nodes ? n : ggml_x_prof_acc.n_nodes;
     ggml_x_prof_acc.computes++;
+    pthread_mutex_unlock(&ggml_x_prof_lock);
+}
+
+bool ggml_x_profile_enabled(void) {
+    return ggml_x_prof_on();
+}
+
+size_t ggml_x_profile_report(char * buf, size_t size) {
+    if (!ggml_x_prof_on()) {
+        return 0;
+    }
+    pthread_mutex_lock(&ggml_x_prof_lock);
+    struct prof_text t = { buf, buf != NULL ? size : 0, 0 };
+    if (t.size > 0) {
+        buf[0] = '\0';
+    }
+    ggml_x_prof_format(&ggml_x_prof_acc, &t);
+    pthread_mutex_unlock(&ggml_x_prof_lock);
+    atomic_store(&ggml_x_prof_taken, true);
+    return t.len;
+}
+
+void ggml_x_profile_reset(void) {
+    pthread_mutex_lock(&ggml_x_prof_lock);
+    memset(&ggml_x_prof_acc, 0, sizeof(ggml_x_prof_acc));
     pthread_mutex_unlock(&ggml_x_prof_lock);
 }
 

@@ -7,6 +7,7 @@
 #define GGML_X_ENGINE_H
 
 #include "../ggml-impl.h"
+#include "ops.h"
 #include "threadpool.h"
 
 #ifdef __cplusplus

@@ -203,16 +203,100 @@ static void gemm_prefetch_step(struct gemm_prefetch * pf, int64_t count) {
     }
 }
 
+// W as the float GEMM reads it: row i, element k at base + i*row_stride + k*esize when
+// k_stride is 0 (the weights of MUL_MAT), else at base + i*esize + k*k_stride (W given
+// transposed: the first operand of OUT_PROD).
+struct gemm_w {
+    enum ggml_type type; // F32 or F16
+    const char * base;
+    size_t row_stride, k_stride, esize;
+};
+
+// Packs rows [0, n_rows) of a transposed W (elements (i, k) at w + i*esize + k*ldk), elements
+// [k0, k0 + kc), into a[k*mr + i]: the rows of one k are contiguous, so a k step copies (or
+// converts) n_rows adjacent values; rows n_rows..mr-1 are zero.
+static void gemm_pack_at(enum ggml_type type, const char * w, size_t ldk, int mr, int n_rows, int64_t k0, int64_t kc,
+                         float * a) {
+    for (int64_t k = 0; k < kc; k++) {
+        const char * src = w + (size_t) (k0 + k) * ldk;
+        float * dst = a + k*mr;
+        if (type == GGML_TYPE_F16) {
+            ggml_fp16_to_fp32_row((const ggml_fp16_t *) src, dst, n_rows);
+        } else {
+            memcpy(dst, src, (size_t) n_rows * sizeof(float));
+        }
+        for (int i = n_rows; i < mr; i++) {
+            dst[i] = 0.0f;
+        }
+    }
+}
+
+static void gemm_pack_w(const struct ggml_x_gemm_kernels * kr, const struct gemm_w * w, int64_t row, int rows,
+                        int64_t k0, int64_t kc, float * a) {
+    if (w->k_stride != 0) {
+        gemm_pack_at(w->type, w->base + (size_t) row * w->esize, w->k_stride, kr->mr, rows, k0, kc, a);
+        return;
+    }
+    const ggml_x_gemm_pack_a_t pack = w->type == GGML_TYPE_F16 ? kr->pack_a_f16 : kr->pack_a_f32;
+    pack(w->base + (size_t) row * w->row_stride, w->row_stride, rows, k0, kc, a);
+}
+
+static void gemm_f_blocked(const struct gemm_w * w, int64_t i0, int64_t i1, int64_t n, int64_t k, const float * xp,
+                           float * d, int64_t ldd, void * scratch);
+
 void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, int64_t i0, int64_t i1,
                            int64_t n, int64_t k, const float * xp, float * d, int64_t ldd, void * scratch) {
+    const struct gemm_w gw = {
+        .type = wtype, .base = (const char *) w, .row_stride = w_nb1, .k_stride = 0,
+        .esize = wtype == GGML_TYPE_F16 ? sizeof(ggml_fp16_t) : sizeof(float),
+    };
+    gemm_f_blocked(&gw, i0, i1, n, k, xp, d, ldd, scratch);
+}
+
+void ggml_x_gemm_f_compute_at(enum ggml_type wtype, const void * w, size_t w_ldk, int64_t i0, int64_t i1,
+                              int64_t n, int64_t k, const float * xp, float * d, int64_t ldd, void * scratch) {
+    const size_t esize = wtype == GGML_TYPE_F16 ? sizeof(ggml_fp16_t) : sizeof(float);
+    const struct gemm_w gw = {
+        .type = wtype, .base = (const char *) w, .row_stride = esize, .k_stride = w_ldk, .esize = esize,
+    };
+    gemm_f_blocked(&gw, i0, i1, n, k, xp, d, ldd, scratch);
+}
+
+void ggml_x_gemm_f_pack_x_strided(const char * x, size_t nb_col, size_t nb_k, int64_t j0, int64_t ncols, int64_t k,
+                                  float * xp) {
+    const int nr = ggml_x_gemm_kernels_active()->nr;
+    for (int64_t j = j0; j < j0 + ncols; ) {
+        // one panel at a time: per k, the panel's columns are adjacent in xp
+        const int64_t p = j / nr, c0 = j % nr;
+        const int64_t cn = GGML_X_MIN((int64_t) nr - c0, j0 + ncols - j);
+        float * dst = xp + p * nr * k + c0;
+        const char * src = x + (size_t) j * nb_col;
+        if (nb_col == sizeof(float)) {
+            for (int64_t i = 0; i < k; i++) {
+                memcpy(dst + i*nr, src + (size_t) i * nb_k, (size_t) cn * sizeof(float));
+            }
+        } else {
+            for (int64_t i = 0; i < k; i++) {
+                for (int64_t c = 0; c < cn; c++) {
+                    dst[i*nr + c] = *(const float *) (src + (size_t) c * nb_col + (size_t) i * nb_k);
+                }
+            }
+        }
+        j += cn;
+    }
+}
+
+static void gemm_f_blocked(const struct gemm_w * w, int64_t i0, int64_t i1, int64_t n, int64_t k, const float * xp,
+                           float * d, int64_t ldd, void * scratch) {
     const struct ggml_x_gemm_kernels * kr = ggml_x_gemm_kernels_active();
     const int mr = kr->mr, nr = kr->nr;
-    const ggml_x_gemm_pack_a_t pack = wtype == GGML_TYPE_F16 ? kr->pack_a_f16 : kr->pack_a_f32;
-    const size_t esize = wtype == GGML_TYPE_F16 ? sizeof(ggml_fp16_t) : sizeof(float);
+    const size_t esize = w->esize;
+    const size_t w_nb1 = w->row_stride;
     float * ap = (float *) scratch;
     struct gemm_prefetch pf = { 0 };
-    // W much larger than the caches: prefetch the next block while multiplying the current one
-    const bool stream = (size_t) (i1 - i0) * (size_t) k * esize > GEMM_STREAM_BYTES;
+    // W (row-major) much larger than the caches: prefetch the next block while multiplying the
+    // current one
+    const bool stream = w->k_stride == 0 && (size_t) (i1 - i0) * (size_t) k * esize > GEMM_STREAM_BYTES;
 
     for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
         const int64_t kc = GGML_X_MIN((int64_t) GEMM_KC, k - pc);
@@ -220,7 +304,7 @@ void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, i
             const int64_t mc = GGML_X_MIN((int64_t) GEMM_MC, i1 - ic);
             for (int64_t ir = 0; ir < mc; ir += mr) {
                 const int rows = (int) GGML_X_MIN((int64_t) mr, mc - ir);
-                pack((const char *) w + (size_t) (ic + ir) * w_nb1, w_nb1, rows, pc, kc, ap + ir*kc);
+                gemm_pack_w(kr, w, ic + ir, rows, pc, kc, ap + ir*kc);
             }
             // the block packed next: the next rows of this K block, else the first rows of the next
             int64_t nic = ic + GEMM_MC, npc = pc;
@@ -233,7 +317,7 @@ void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, i
             if (stream && npc < k) {
                 const int64_t nkc = GGML_X_MIN((int64_t) GEMM_KC, k - npc);
                 const int64_t nmc = GGML_X_MIN((int64_t) GEMM_MC, i1 - nic);
-                gemm_prefetch_start(&pf, (const char *) w + (size_t) nic * w_nb1 + (size_t) npc * esize, w_nb1, nmc,
+                gemm_prefetch_start(&pf, w->base + (size_t) nic * w_nb1 + (size_t) npc * esize, w_nb1, nmc,
                                     (size_t) nkc * esize);
                 per_call = (pf.total + calls - 1) / calls;
             }

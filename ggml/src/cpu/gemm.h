@@ -1,4 +1,4 @@
-// gemm.h - packed, cache-blocked matrix products for MUL_MAT (internal).
+// gemm.h - packed, cache-blocked matrix products for MUL_MAT and OUT_PROD (internal).
 //
 // Shapes follow ggml_mul_mat: the weights W have M rows of K elements (row i0 contiguous), the
 // activations X have N rows ("columns" of the product) of K elements, and the result is
@@ -127,6 +127,17 @@ void ggml_x_gemm_f_pack_x(const float * row, int64_t j, int64_t k, float * xp);
 // scratch: ggml_x_gemm_f_thread_size(k) bytes, 64-byte aligned.
 void ggml_x_gemm_f_compute(enum ggml_type wtype, const void * w, size_t w_nb1, int64_t i0, int64_t i1,
                            int64_t n, int64_t k, const float * xp, float * d, int64_t ldd, void * scratch);
+
+// The same product with W given transposed (OUT_PROD's first operand): element (row i, k) at
+// w + i*esize + k*w_ldk bytes (esize: 4 for F32, 2 for F16), i.e. the rows of one k adjacent.
+void ggml_x_gemm_f_compute_at(enum ggml_type wtype, const void * w, size_t w_ldk, int64_t i0, int64_t i1,
+                              int64_t n, int64_t k, const float * xp, float * d, int64_t ldd, void * scratch);
+
+// Stores F32 columns [j0, j0 + ncols) of X into a batch's X pack, X given by strides: element
+// (column j, k) at x + j*nb_col + k*nb_k bytes (OUT_PROD's second operand has its columns
+// adjacent for each k).
+void ggml_x_gemm_f_pack_x_strided(const char * x, size_t nb_col, size_t nb_k, int64_t j0, int64_t ncols, int64_t k,
+                                  float * xp);
 
 // ---------------------------------------------------------------------------------------------
 // int8 GEMM driver (qgemm.c)

@@ -9,6 +9,7 @@
 // With an F16 kernel the input is rounded to fp16 before the products, as the reference does.
 
 #include "../ggml-impl.h"
+#include "ops.h"
 
 // contiguous range [*r0, *r1) of n items for thread ith of nth
 static void conv_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {

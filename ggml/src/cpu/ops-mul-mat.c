@@ -39,6 +39,8 @@
 // src1 must be F32.
 
 #include "../ggml-impl.h"
+#include "cpu/ops.h"
+#include "cpu/traits.h"
 #include "cpu/gemm.h"
 #include "cpu/repack.h"
 #include "cpu/quants-simd.h"
@@ -103,7 +105,7 @@ static int64_t mm_chunk_size(int64_t n, int nth, int64_t unit) {
 }
 
 static size_t mm_row_size(enum ggml_type type, int64_t ne) {
-    const ggml_type_traits_t * tt = ggml_x_type_traits(type);
+    const ggml_type_traits_t * tt = ggml_x_cpu_type_traits(type);
     return tt->type_size * (size_t) (ne / tt->blck_size);
 }
 
@@ -135,13 +137,13 @@ static ggml_vec_dot_t mm_dot_for(enum ggml_type wtype, enum ggml_type * act_type
         *act_type = GGML_TYPE_F16;
         return k->dot_f16;
     }
-    const ggml_type_traits_t * tw = ggml_x_type_traits(wtype);
+    const ggml_type_traits_t * tw = ggml_x_cpu_type_traits(wtype);
     *act_type = tw->vec_dot_type;
     return tw->vec_dot;
 }
 
 static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor * b, struct mm_src1 * p) {
-    const ggml_type_traits_t * tw = ggml_x_type_traits(w->type);
+    const ggml_type_traits_t * tw = ggml_x_cpu_type_traits(w->type);
     if (tw == NULL) {
         return false;
     }
@@ -150,10 +152,10 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
     p->ne11 = b->ne[1];
     p->ne12 = b->ne[2];
     p->ne13 = b->ne[3];
-    p->direct   = b->type == p->vd_type && b->nb[0] == ggml_x_type_traits(b->type)->type_size;
+    p->direct   = b->type == p->vd_type && b->nb[0] == ggml_x_cpu_type_traits(b->type)->type_size;
     p->gather   = !(b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float));
     p->row_size = mm_row_size(p->vd_type, p->ne10);
-    p->conv     = p->vd_type == GGML_TYPE_F32 ? NULL : ggml_x_type_traits(p->vd_type)->from_float;
+    p->conv     = p->vd_type == GGML_TYPE_F32 ? NULL : ggml_x_cpu_type_traits(p->vd_type)->from_float;
 
     // multi-column dot products on vec_dot_type rows: for several columns (ne11 > 1) they
     // decode each weight block once per column set; a single column keeps the type's vec_dot
@@ -325,11 +327,11 @@ static bool mm_supports_types(const struct ggml_tensor * w, const struct ggml_te
     if (dst->type != GGML_TYPE_F32 || !ggml_x_type_valid(w->type) || !ggml_x_type_valid(b->type)) {
         return false;
     }
-    const ggml_type_traits_t * tw = ggml_x_type_traits(w->type);
+    const ggml_type_traits_t * tw = ggml_x_cpu_type_traits(w->type);
     if (tw->vec_dot == NULL || !ggml_x_type_valid(tw->vec_dot_type)) {
         return false;
     }
-    const ggml_type_traits_t * tv = ggml_x_type_traits(tw->vec_dot_type);
+    const ggml_type_traits_t * tv = ggml_x_cpu_type_traits(tw->vec_dot_type);
     // weights: rows must be contiguous whole blocks
     if (w->nb[0] != tw->type_size || w->ne[0] % tw->blck_size != 0 || w->ne[0] % tv->blck_size != 0) {
         return false;
@@ -415,8 +417,8 @@ static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct
         return MM_GEMM_NONE;
     }
     if (ggml_x_qgemm_supported(a->type)) {
-        const enum ggml_type vd = ggml_x_type_traits(a->type)->vec_dot_type;
-        const bool b_ok = b->type == GGML_TYPE_F32 || (b->type == vd && b->nb[0] == ggml_x_type_traits(vd)->type_size);
+        const enum ggml_type vd = ggml_x_cpu_type_traits(a->type)->vec_dot_type;
+        const bool b_ok = b->type == GGML_TYPE_F32 || (b->type == vd && b->nb[0] == ggml_x_cpu_type_traits(vd)->type_size);
         if (b_ok && (mode == 2 || n >= MM_GEMM_MIN_N_Q)) {
             return MM_GEMM_Q;
         }
@@ -453,7 +455,7 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
         g->row_unit = kr->qr;
         g->xpack    = mm_align(ggml_x_qgemm_xpack_size(a->type, g->n, g->k));
         pack        = ggml_x_qgemm_thread_size(a->type, g->k);
-        q8          = mm_row_size(ggml_x_type_traits(a->type)->vec_dot_type, g->k);
+        q8          = mm_row_size(ggml_x_cpu_type_traits(a->type)->vec_dot_type, g->k);
     }
     if (g->kind == MM_GEMM_F && a->type == GGML_TYPE_F16) {
         q8 = (size_t) g->k * sizeof(ggml_fp16_t); // src1 rows rounded to F16
@@ -483,7 +485,7 @@ static void mm_gemm_pack_src1(const struct ggml_cpu_ctx * cc, const struct ggml_
     void * q8buf = tscratch + g->q8_off;
     const bool f32_rows = b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float);
     const ggml_from_float_t quantize = g->kind == MM_GEMM_Q ?
-        ggml_x_type_traits(ggml_x_type_traits(a->type)->vec_dot_type)->from_float : NULL;
+        ggml_x_cpu_type_traits(ggml_x_cpu_type_traits(a->type)->vec_dot_type)->from_float : NULL;
 
     int64_t u0, u1;
     mm_split(g->nbatch * np, cc->ith, cc->nth, &u0, &u1);
@@ -637,7 +639,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
     const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
     const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
-    const ggml_vec_dot_t tail_dot = ggml_x_type_traits(a->type)->vec_dot;
+    const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
     char * dcol[GGML_X_RP_COLS];
     float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
     int64_t next = -1;

@@ -2,6 +2,7 @@
 // implements an op defines ggml_cpu_op_<name> itself and removes the line here.
 
 #include "../ggml-impl.h"
+#include "ops.h"
 
 const struct ggml_cpu_op ggml_cpu_op_flash_ff = { 0 };
 const struct ggml_cpu_op ggml_cpu_op_win_part = { 0 };

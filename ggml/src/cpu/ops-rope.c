@@ -11,6 +11,9 @@
 //   n_dims are copied unchanged. NeoX follows two quirks of the reference version: the position is
 //   multiplied by freq_scale before the pairs (so freq_scale applies twice) and the YaRN ramp
 //   always sees pair index 0.
+//   ggml_x_rope_ext (i32[13] = 1, src[2] = optional F32 frequency factors): the angle of pair k is
+//   divided by factor[k] before the YaRN blend, and NeoX has neither quirk (as llama.cpp of
+//   2025 computes it).
 //   mode 4 (GLM): two angle sets (position clamped to n_ctx - 2, and the block position).
 // Rows with the same position share their angles: each thread caches cos/sin per position.
 //
@@ -44,6 +47,8 @@ struct rope_params {
     int n_dims, mode, n_ctx, n_orig_ctx;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, xpos_base;
     bool xpos_down;
+    bool ext;              // ggml_x_rope_ext semantics
+    const float * factors; // ext: per-pair divisors of the angle, or NULL
     float theta_scale;
     float corr_dims[2];
 };
@@ -61,6 +66,8 @@ static void rope_read_params(const struct ggml_tensor * dst, struct rope_params 
     p->beta_slow   = ggml_x_get_op_params_f32(dst, 10);
     p->xpos_base   = ggml_x_get_op_params_f32(dst, 11);
     p->xpos_down   = ggml_x_get_op_params_i32(dst, 12) != 0;
+    p->ext         = ggml_x_get_op_params_i32(dst, 13) != 0;
+    p->factors     = p->ext && dst->src[2] != NULL ? (const float *) dst->src[2]->data : NULL;
     p->theta_scale = powf(p->freq_base, -2.0f / p->n_dims);
     rope_corr_dims(p->n_dims, p->n_orig_ctx, p->freq_base, p->beta_fast, p->beta_slow, p->corr_dims);
 }
@@ -107,6 +114,17 @@ static bool rope_supports(const struct ggml_tensor * dst) {
     if (n_dims <= 0 || n_dims % 2 != 0) {
         return false;
     }
+    const struct ggml_tensor * ff = dst->src[2];
+    if (ggml_x_get_op_params_i32(dst, 13) != 0) {
+        if (dst->op != GGML_OP_ROPE || (mode != 0 && mode != 2)) {
+            return false;
+        }
+        if (ff != NULL && (ff->type != GGML_TYPE_F32 || !ggml_is_contiguous(ff) || ggml_nelements(ff) < n_dims / 2)) {
+            return false;
+        }
+    } else if (ff != NULL) {
+        return false;
+    }
     if (mode & 4) {
         // GLM: ne0/4 rotations reading elements i0 + {0, 1, 2, 3} * n_dims/2
         return a->ne[0] / 4 + 3 * (int64_t) (n_dims / 2) <= a->ne[0];
@@ -135,6 +153,16 @@ static inline void rope_store(bool f16, char * p, float v) {
 static void rope_fill_cache(const struct rope_params * p, int32_t pos, int64_t ne0, float * cache) {
     const bool neox = (p->mode & 2) != 0;
     float theta = (float) pos;
+    if (p->ext) {
+        for (int k = 0; k < p->n_dims / 2; k++) {
+            float c, s;
+            rope_yarn(p, p->factors != NULL ? theta / p->factors[k] : theta, 2 * k, &c, &s);
+            theta *= p->theta_scale;
+            cache[2 * k + 0] = c;
+            cache[2 * k + 1] = s;
+        }
+        return;
+    }
     if (neox) {
         // the reference's NeoX path pre-scales the position by freq_scale (on top of the
         // scaling in rope_yarn); this only matters for freq_scale != 1

@@ -1,6 +1,7 @@
 // ops-table.c - maps each ggml_op to its CPU kernel descriptor.
 
 #include "../ggml-impl.h"
+#include "ops.h"
 
 static const struct ggml_cpu_op ggml_cpu_op_none_desc = { 0 };
 

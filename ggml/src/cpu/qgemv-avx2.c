@@ -29,6 +29,7 @@
 #include "cpu/gemm.h"
 #include "cpu/prefetch.h"
 #include "ggml-quants.h"
+#include "cpu/traits.h"
 
 #include <immintrin.h>
 #include <stddef.h>
@@ -59,7 +60,7 @@ static inline int q40_pos(int i) {
 // preparation (scalar: once per activation row)
 
 static void prep_q4_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int k) {
-    const ggml_from_float_t quantize = ggml_x_type_traits(GGML_TYPE_Q8_0)->from_float;
+    const ggml_from_float_t quantize = ggml_x_cpu_type_traits(GGML_TYPE_Q8_0)->from_float;
     const int nblk = k / QK8_0;
     uint8_t * y = (uint8_t *) vy;
     for (int b = 0; b < nblk; b += GROUP, y += Q40_BYTES) {
@@ -86,7 +87,7 @@ static void prep_q4_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, in
 }
 
 static void prep_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int k) {
-    const ggml_from_float_t quantize = ggml_x_type_traits(GGML_TYPE_Q8_0)->from_float;
+    const ggml_from_float_t quantize = ggml_x_cpu_type_traits(GGML_TYPE_Q8_0)->from_float;
     const int nblk = k / QK8_0;
     uint8_t * y = (uint8_t *) vy;
     for (int b = 0; b < nblk; b += GROUP, y += Q80_BYTES) {
@@ -104,7 +105,7 @@ static void prep_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, in
 }
 
 static void prep_q4_K(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int k) {
-    const ggml_from_float_t quantize = ggml_x_type_traits(GGML_TYPE_Q8_K)->from_float;
+    const ggml_from_float_t quantize = ggml_x_cpu_type_traits(GGML_TYPE_Q8_K)->from_float;
     uint8_t * y = (uint8_t *) vy;
     for (int b = 0; b < k / QK_K; b++, y += Q4K_BYTES) {
         block_q8_K q;

@@ -20,6 +20,7 @@
 #include "cpu/gemm.h"
 #include "cpu/prefetch.h"
 #include "ggml-quants.h"
+#include "cpu/traits.h"
 
 #include <immintrin.h>
 #include <stddef.h>
@@ -49,7 +50,7 @@ static size_t prep_size(enum ggml_type wtype, int64_t k) {
 // preparation (scalar: once per activation row)
 
 static void prep_pairs(const float * x, void * vy, int k, bool q4) {
-    const ggml_from_float_t quantize = ggml_x_type_traits(GGML_TYPE_Q8_0)->from_float;
+    const ggml_from_float_t quantize = ggml_x_cpu_type_traits(GGML_TYPE_Q8_0)->from_float;
     const int nblk = k / QK8_0;
     uint8_t * y = (uint8_t *) vy;
     for (int b = 0; b < nblk; b += 2, y += PAIR_BYTES) {
@@ -89,7 +90,7 @@ static void prep_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int
 }
 
 static void prep_q4_K(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int k) {
-    const ggml_from_float_t quantize = ggml_x_type_traits(GGML_TYPE_Q8_K)->from_float;
+    const ggml_from_float_t quantize = ggml_x_cpu_type_traits(GGML_TYPE_Q8_K)->from_float;
     uint8_t * y = (uint8_t *) vy;
     for (int b = 0; b < k / QK_K; b++, y += QK_BYTES) {
         block_q8_K q;

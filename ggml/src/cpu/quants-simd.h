@@ -1,7 +1,7 @@
 // quants-simd.h - the kernels with SIMD variants and their run-time selection.
 //
 // A struct ggml_x_quant_kernels holds one implementation of each kernel. The scalar level holds
-// the reference kernels of ggml-quants.c and cpu/convert.c; each SIMD level file
+// the reference kernels of ggml-quants.c and ggml.c; each SIMD level file
 // (cpu/quants-avx2.c, cpu/quants-avx512.c, ...) overrides the entries it implements. Every
 // variant computes what the scalar kernel computes (quantizers bit-exact, dot products to
 // float rounding).
@@ -69,11 +69,8 @@ void ggml_x_quant_kernels_kq_cols_vnni(struct ggml_x_quant_kernels * k); // cpu/
 void ggml_x_quant_kernels_more_neon(struct ggml_x_quant_kernels * k);         // cpu/quants-more-neon.c
 void ggml_x_quant_kernels_more_neon_dotprod(struct ggml_x_quant_kernels * k); // cpu/quants-more-neon.c
 
-// scalar fp16 row conversions (cpu/convert.c; bit-exact, round to nearest even)
-void ggml_x_fp16_to_fp32_row_scalar(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
-void ggml_x_fp32_to_fp16_row_scalar(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
-
-// the selected fp16 row conversions: what ggml_fp16_to_fp32_row / ggml_fp32_to_fp16_row use
+// the selected fp16 row conversions (cpu/convert.c): what ggml_fp16_to_fp32_row /
+// ggml_fp32_to_fp16_row use (the scalar rows are ggml_x_fp16_to_fp32_row_scalar, ggml-impl.h)
 void ggml_x_fp16_to_fp32_row_simd(const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y, int n);
 void ggml_x_fp32_to_fp16_row_simd(const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y, int n);
 

@@ -50,6 +50,7 @@
 #include "cpu/gemm.h"
 #include "ggml-backend-impl.h"
 #include "ggml-quants.h"
+#include "cpu/traits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,7 +436,7 @@ static void rp_prep_q4_K(const float * x, int64_t k, uint8_t * set, int j, int n
     block_q8_K * q = (block_q8_K *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
     float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
     int16_t * bsum = (int16_t *) (set + ggml_x_rp_set_corr_off(k));
-    ggml_x_type_traits(GGML_TYPE_Q8_K)->from_float(x, q, (int) k);
+    ggml_x_cpu_type_traits(GGML_TYPE_Q8_K)->from_float(x, q, (int) k);
     for (int64_t b = 0; b < nsb; b++) {
         memcpy(set + (size_t) (b * nc + j) * QK_K, q[b].qs, QK_K);
         dx[b * nc + j] = q[b].d;
@@ -454,7 +455,7 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * 
     block_q8_0 * q = (block_q8_0 *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
     float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
     int32_t * corr = (int32_t *) (set + ggml_x_rp_set_corr_off(k));
-    ggml_x_type_traits(GGML_TYPE_Q8_0)->from_float(x, q, (int) k);
+    ggml_x_cpu_type_traits(GGML_TYPE_Q8_0)->from_float(x, q, (int) k);
     const int32_t off = wtype == GGML_TYPE_Q4_0 ? -8 : -128;
     for (int64_t b = 0; b < nblk; b++) {
         int32_t s = 0;

@@ -12,6 +12,8 @@
 #define GGML_X_CPU_ROWCONV_H
 
 #include "../ggml-impl.h"
+#include "ops.h"
+#include "traits.h"
 
 // contiguous range [*r0, *r1) of n items for thread ith of nth
 static inline void rowconv_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
@@ -34,15 +36,15 @@ static inline bool rowconv_is_int(enum ggml_type type) {
 }
 
 static inline bool rowconv_is_quant(enum ggml_type type) {
-    return ggml_x_type_valid(type) && ggml_x_type_traits(type)->is_quantized;
+    return ggml_x_type_valid(type) && ggml_x_cpu_type_traits(type)->is_quantized;
 }
 
 static inline size_t rowconv_type_size(enum ggml_type type) {
-    return ggml_x_type_traits(type)->type_size;
+    return ggml_x_cpu_type_traits(type)->type_size;
 }
 
 static inline int64_t rowconv_blck(enum ggml_type type) {
-    return ggml_x_type_traits(type)->blck_size;
+    return ggml_x_cpu_type_traits(type)->blck_size;
 }
 
 // can rows of this type with element stride nb0 be converted to F32?
@@ -53,7 +55,7 @@ static inline bool rowconv_can_load(enum ggml_type type, size_t nb0) {
     if (!rowconv_is_quant(type)) {
         return false;
     }
-    const ggml_type_traits_t * tr = ggml_x_type_traits(type);
+    const ggml_type_traits_t * tr = ggml_x_cpu_type_traits(type);
     return tr->to_float != NULL && nb0 == tr->type_size;
 }
 
@@ -65,7 +67,7 @@ static inline bool rowconv_can_store(enum ggml_type type, size_t nb0, int64_t ne
     if (!rowconv_is_quant(type)) {
         return false;
     }
-    const ggml_type_traits_t * tr = ggml_x_type_traits(type);
+    const ggml_type_traits_t * tr = ggml_x_cpu_type_traits(type);
     return tr->from_float != NULL && nb0 == tr->type_size && ne0 % tr->blck_size == 0;
 }
 
@@ -89,7 +91,7 @@ static inline void rowconv_load(float * y, const char * x, size_t nb0, enum ggml
             }
             break;
         default:
-            ggml_x_type_traits(type)->to_float(x, y, (int) n);
+            ggml_x_cpu_type_traits(type)->to_float(x, y, (int) n);
             break;
     }
 }
@@ -114,7 +116,7 @@ static inline void rowconv_store(char * y, size_t nb0, enum ggml_type type, cons
             }
             break;
         default:
-            ggml_x_type_traits(type)->from_float(x, y, (int) n);
+            ggml_x_cpu_type_traits(type)->from_float(x, y, (int) n);
             break;
     }
 }

@@ -8,6 +8,7 @@
 #include "threadpool.h"
 
 #include "../ggml-impl.h"
+#include "ops.h"
 
 #include <limits.h>
 #include <pthread.h>

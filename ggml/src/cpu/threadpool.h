@@ -67,7 +67,7 @@ void ggml_x_event_bump(struct ggml_x_event * ev);
 // from round to round (the engine uses one barrier for nodes of different thread counts) as long
 // as one round is complete before the next one starts.
 //
-// This is the engine-owned struct behind `struct ggml_cpu_barrier` of ggml-impl.h.
+// This is the engine-owned struct behind `struct ggml_cpu_barrier` of cpu/ops.h.
 
 struct ggml_cpu_barrier {
     _Alignas(GGML_X_CACHE_LINE) _Atomic int32_t count; // arrivals in the current round

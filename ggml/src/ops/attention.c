@@ -166,6 +166,36 @@ struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct 
     return x_rope(ctx, "ggml_rope_custom_inplace", a, b, &p, true);
 }
 
+// llama.cpp-2025 rope: src[2] = optional frequency factors, i32[13] = 1 marks the variant
+struct ggml_tensor * ggml_x_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                     struct ggml_tensor * c, int n_dims, int mode, int n_orig_ctx, float freq_base,
+                                     float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                                     float beta_slow) {
+    const char * fn = "ggml_x_rope_ext";
+    X_CHECK_CTX(ctx, fn);
+    GGML_X_CHECK(ctx, mode == 0 || mode == 2, "%s: mode must be 0 (normal) or 2 (NeoX) (got %d)", fn, mode);
+    GGML_X_CHECK(ctx, n_dims > 0 && n_dims % 2 == 0, "%s: n_dims must be even and > 0 (got %d)", fn, n_dims);
+    if (c != NULL) {
+        GGML_X_CHECK(ctx, c->type == GGML_TYPE_F32, "%s: c (frequency factors) must be F32 (got %s)", fn,
+                     x_type_name(c->type));
+        GGML_X_CHECK(ctx, ggml_is_contiguous(c) && ggml_nelements(c) >= n_dims / 2,
+                     "%s: c (frequency factors) must be contiguous with at least n_dims/2 = %d values (c %s)", fn,
+                     n_dims / 2, X_SHAPE(c));
+    }
+    const struct x_rope_params p = {
+        .n_dims = n_dims, .mode = mode, .n_ctx = 0, .n_orig_ctx = n_orig_ctx,
+        .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
+        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = 0.0f, .xpos_down = false,
+    };
+    struct ggml_tensor * result = x_rope(ctx, fn, a, b, &p, false);
+    if (result == NULL) {
+        return NULL;
+    }
+    result->src[2] = c;
+    ggml_x_set_op_params_i32(result, 13, 1);
+    return result;
+}
+
 // The rotation dimension at which the wavelength of a frequency spans n_rot turns over the
 // original context: n_dims * ln(n_orig_ctx / (2*pi*n_rot)) / (2 * ln(base)).
 static float x_yarn_dim(int n_dims, int n_orig_ctx, float n_rot, float base) {

@@ -23,6 +23,23 @@ var Profiles = map[string]Profile{
 	"quant": {NMSEMax: 3e-3, NMSEMean: 1e-3, NMSETop20Max: 4e-4, TieTol: 0.5},
 }
 
+// ArchProfiles are the thresholds of shared/models/arch (llama.cpp c392e5094), by class and
+// for gemma2 by its own classes ("gemma2-float", "gemma2-quant").
+var ArchProfiles = map[string]Profile{
+	"float":        {NMSEMax: 5e-5, NMSEMean: 1e-5, NMSETop20Max: 8e-6, TieTol: 0.05},
+	"quant":        {NMSEMax: 1e-2, NMSEMean: 3e-3, NMSETop20Max: 2.5e-3, TieTol: 1.0},
+	"gemma2-float": {NMSEMax: 1.5e-4, NMSEMean: 4e-5, NMSETop20Max: 1.5e-5, TieTol: 0.05},
+	"gemma2-quant": {NMSEMax: 5e-2, NMSEMean: 2e-2, NMSETop20Max: 5e-3, TieTol: 1.0},
+}
+
+// ArchProfile returns the thresholds of a shared/models/arch reference.
+func (r *Ref) ArchProfile() Profile {
+	if r.Arch == "gemma2" {
+		return ArchProfiles["gemma2-"+r.Class()]
+	}
+	return ArchProfiles[r.Class()]
+}
+
 // Row is the reference's description of one logits row.
 type Row struct {
 	Argmax int32        `json:"argmax"`
@@ -32,6 +49,7 @@ type Row struct {
 // Ref is a reference run ("llama-ref-v1").
 type Ref struct {
 	Model         string  `json:"model"`
+	Arch          string  `json:"arch"`
 	ModelDesc     string  `json:"model_desc"`
 	Prompt        string  `json:"prompt"`
 	Tokens        []int32 `json:"tokens"`

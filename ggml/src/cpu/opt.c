@@ -1,6 +1,7 @@
 // opt.c - the optimizer front end: default parameters, optimizer state (ggml_opt_init),
 // ggml_opt / ggml_opt_resume / ggml_opt_resume_g, and the evaluation of f and its gradient
-// shared by the methods (opt-adam.c, opt-lbfgs.c).
+// shared by the methods (opt-adam.c, opt-lbfgs.c). The optimizers compute their graphs with the
+// CPU engine (ggml_graph_plan / ggml_graph_compute), so they live with the CPU backend.
 //
 // Differences from the reference, on purpose: no .dot files are ever written (the reference
 // writes opt-forward.dot and opt-backward.dot into the working directory when

@@ -1,0 +1,10 @@
+//go:build !cgo
+
+package llama
+
+import "github.com/ggml-go/ggml"
+
+// noCgo is the error of every operation of a build without cgo (stubs_nocgo.go).
+func noCgo(name string) error {
+	return &ggml.Error{Op: "llama." + name, Err: ggml.ErrNoCgo}
+}
