@@ -43,6 +43,7 @@ import (
 	_ "github.com/ggml-go/ggml/ggml/src"
 	_ "github.com/ggml-go/ggml/ggml/src/cpu"
 	_ "github.com/ggml-go/ggml/ggml/src/ops"
+	_ "github.com/ggml-go/ggml/ggml/src/rpc"
 )
 
 func init() {

@@ -7,6 +7,7 @@ package ggml
 import (
 	"context"
 	"io"
+	"net"
 	"unsafe"
 )
 
@@ -161,6 +162,14 @@ type Params struct {
 	// AllocContextTensors in a backend buffer.
 	NoAlloc bool
 }
+
+// RPCServer serves a backend to clients of ggml's RPC protocol 5.1.0: ggml's own client
+// (llama.cpp --rpc) and NewRPC. Like ggml's rpc-server it serves one connection at a time, in
+// accept order, and everything a connection allocates goes when it closes. Unlike it, every
+// request is checked (buffers of this connection only, data inside its buffer, graph nodes
+// rebuilt with this library's op constructors): a malformed request closes that connection
+// and the server goes on with the next one.
+type RPCServer struct{}
 
 // RopeParams are the parameters of RopeExt. The zero value is not useful: set at least NDims
 // and FreqBase; FreqScale and AttnFactor are 1 for plain RoPE.
@@ -2574,6 +2583,82 @@ func FP32ToFP16Row(src []float32) (r0 []Float16) {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Context) RopeExt(a, b, factors *Tensor, p RopeParams) (r0 *Tensor) {
 	panic(noCgo("Context.RopeExt"))
+}
+
+// NewRPC connects to an RPC server at addr ("host:port": ggml's rpc-server or
+// cmd/ggml-rpc-server) speaking ggml's RPC protocol 5.1.0 and returns a backend whose buffers
+// and graph computations live there. Use it alone (tensors in its DefaultBufferType, Compute)
+// or in a Scheduler next to the CPU: ops the server cannot compute (no peer in the server's
+// ggml, or parameters it cannot express) are reported unsupported and stay on the CPU.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func NewRPC(addr string, opts ...RPCOption) (r0 *Backend, r1 error) {
+	r1 = noCgo("NewRPC")
+	return
+}
+
+// IsRPC reports whether b is an RPC backend (NewRPC).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Backend) IsRPC() (r0 bool) {
+	panic(noCgo("Backend.IsRPC"))
+}
+
+// RPCDeviceMemory asks an RPC backend's server for its device's free and total memory.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Backend) RPCDeviceMemory() (free, total uint64, err error) {
+	err = noCgo("Backend.RPCDeviceMemory")
+	return
+}
+
+// RPCAlive reports whether an RPC backend's connection still works: false once a request
+// failed (the server died, hung or answered garbage), after which every call fails; Close the
+// backend and call NewRPC again.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Backend) RPCAlive() (r0 bool) {
+	panic(noCgo("Backend.RPCAlive"))
+}
+
+// RPCSupportedOps returns how many of this library's ops an RPC server can compute (the others
+// stay local in a Scheduler).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func RPCSupportedOps() (r0 int) {
+	panic(noCgo("RPCSupportedOps"))
+}
+
+// NewRPCServer prepares a server of b (which it uses exclusively while serving a connection).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func NewRPCServer(b *Backend, opts ...RPCServerOption) (r0 *RPCServer, r1 error) {
+	r1 = noCgo("NewRPCServer")
+	return
+}
+
+// Serve accepts connections on l and serves them one after another until Close; it then
+// returns nil (or the listener's error).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*RPCServer) Serve(l net.Listener) (r0 error) {
+	r0 = noCgo("RPCServer.Serve")
+	return
+}
+
+// ServeConn serves one connection (any net.Conn: TLS and the token are applied as configured)
+// until either side closes it, and closes it. Serve calls it for each accepted connection.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*RPCServer) ServeConn(conn net.Conn) {
+	panic(noCgo("RPCServer.ServeConn"))
+}
+
+// Close stops Serve: the listener is closed and the connection being served is cut.
+//
+// Without cgo it does nothing.
+func (*RPCServer) Close() (r0 error) {
+	return
 }
 
 // NewScheduler creates a scheduler over backends, in order of priority (ggml_backend_sched_new).
