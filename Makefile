@@ -602,6 +602,11 @@ MODELS_PYTHON ?= python3
 models-check:
 	GO=$(GO) PYTHON=$(MODELS_PYTHON) sh build/models-check.sh $(MODELS_DIR)
 
+# the public models with every layer on ggml-rpc-server (127.0.0.1), checked like models-check
+.PHONY: models-check-rpc
+models-check-rpc:
+	GO=$(GO) PYTHON=$(MODELS_PYTHON) sh build/models-check-rpc.sh $(MODELS_DIR)
+
 # training: autodiff and optimizers
 #
 #   make test-grad                finite-difference checks of every backward pass and the

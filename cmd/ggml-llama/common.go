@@ -50,6 +50,7 @@ type modelFlags struct {
 	threads int
 	backend string
 	ngl     int
+	rpc     string
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -61,7 +62,8 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
 	fs.StringVar(&m.path, "m", "", "model file (GGUF of a supported architecture; default: the embedded model trained on Go code)")
 	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
-	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend")
+	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend or -rpc")
+	fs.StringVar(&m.rpc, "rpc", "", "offload the -ngl layers to an RPC server (host:port: ggml's rpc-server or ggml-rpc-server)")
 }
 
 // loaded is a model with its tokenizer and the backend it may offload to.
@@ -114,7 +116,21 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 	}
 	l := &loaded{}
 	opt := llama.Options{Threads: mf.threads}
-	if mf.ngl > 0 && !strings.EqualFold(mf.backend, "CPU") {
+	if mf.rpc != "" {
+		if !strings.EqualFold(mf.backend, "CPU") {
+			return nil, errors.New("give either -rpc or -backend, not both")
+		}
+		if strings.Contains(mf.rpc, ",") {
+			return nil, fmt.Errorf("-rpc %q: one server for now (layers are not yet split across several servers)", mf.rpc)
+		}
+		if mf.ngl <= 0 {
+			return nil, errors.New("-rpc offloads the layers that -ngl counts: give -ngl (e.g. -ngl 99 for all)")
+		}
+		if l.offload, err = ggml.NewRPC(mf.rpc, ggml.WithRPCTimeout(60*time.Second)); err != nil {
+			return nil, fmt.Errorf("-rpc %s: %w", mf.rpc, err)
+		}
+		opt.Offload, opt.GPULayers = l.offload, mf.ngl
+	} else if mf.ngl > 0 && !strings.EqualFold(mf.backend, "CPU") {
 		if l.offload, err = ggml.InitBackend(mf.backend); err != nil {
 			return nil, fmt.Errorf("backend %q: %w (registered: %s; CUDA devices need a build with -tags cuda)", mf.backend, err, strings.Join(ggml.Backends(), ", "))
 		}
