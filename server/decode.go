@@ -59,7 +59,8 @@ func jsonError(err error) *APIError {
 		if typ.Field == "" {
 			return badRequest("", "the request body must be a JSON object, not %s", typ.Value)
 		}
-		return badRequest(typ.Field, "invalid type for '%s': expected %s, got %s", typ.Field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
+		field := strings.TrimPrefix(typ.Field, "samplingFields.")
+		return badRequest(field, "invalid type for '%s': expected %s, got %s", field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("", "the request body is not valid JSON: it ends early")
 	}

@@ -124,7 +124,7 @@ type samplingFields struct {
 // are ignored).
 type ChatCompletionRequest struct {
 	samplingFields
-	Messages []ChatMessage    `json:"messages"`
+	Messages []ChatMessage     `json:"messages"`
 	Tools    []json.RawMessage `json:"tools"`
 }
 
