@@ -29,7 +29,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 	defer release()
 	var sse *sseWriter
 	var text strings.Builder
-	first := true
+	first, writeFailed := true, false
 	emit := func(p Piece) error {
 		if p.Text == "" {
 			return nil
@@ -42,7 +42,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 			text.WriteString(p.Text)
 			return nil
 		}
-		return sse.send(f.piece(p.Text))
+		if err := sse.send(f.piece(p.Text)); err != nil {
+			writeFailed = true
+			return err
+		}
+		return nil
 	}
 	if stream {
 		sse = newSSE(w)
@@ -58,29 +62,25 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 	if err != nil {
 		var apiErr *APIError
 		switch {
+		case writeFailed:
+			return // the client cannot be written to any more
 		case ctx.Err() != nil:
-			if sse == nil {
-				s.ctxError(w, ctx)
-			} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				sse.send(map[string]any{"error": &APIError{Type: "timeout_error", Code: strp("timeout"), Message: "the request took longer than the server's limit of " + s.cfg.RequestTimeout.String()}})
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return // the client went away: nobody to answer
 			}
-			return
+			apiErr = &APIError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: strp("timeout"),
+				Message: "the request took longer than the server's limit of " + s.cfg.RequestTimeout.String()}
 		case errors.As(err, &apiErr):
 		case errors.Is(err, ErrPromptTooLong):
 			apiErr = badRequest("messages", "%v", err).withCode("context_length_exceeded")
 		default:
-			if sse != nil && !sse.started {
-				break
-			}
+			s.cfg.Logger.Error("generation failed", "err", err)
 			apiErr = serverError("generation failed: %v", err)
 		}
-		if apiErr == nil {
-			return
-		}
-		if sse == nil {
-			writeError(w, apiErr)
+		if sse != nil && sse.started {
+			sse.send(map[string]any{"error": apiErr}) // the status is sent: the error goes in the stream
 		} else {
-			sse.send(map[string]any{"error": apiErr})
+			writeError(w, apiErr)
 		}
 		return
 	}
