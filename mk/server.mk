@@ -1,7 +1,7 @@
 # The OpenAI-compatible server (server/, cmd/ggml-server).
 # Include from the Makefile with: include mk/server.mk
 
-.PHONY: test-server test-server-race test-server-clients test-server-openai test-server-page
+.PHONY: fuzz-server test-server test-server-race test-server-clients test-server-openai test-server-page
 
 # Go tests: bad input, streaming format, queue, disconnect, timeout, drain (fake backend, no
 # cgo needed) and, with cgo, the load test (64 streaming clients against -np 8). No Node.
@@ -24,3 +24,7 @@ test-server-openai:
 
 test-server-page:
 	bash scripts/server/clients-test.sh page
+
+# Short fuzzing of the request decoding and validation of every POST endpoint.
+fuzz-server:
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzRequestBodies -fuzztime 20s -parallel 1

@@ -20,9 +20,9 @@ type Backend interface {
 	Tokenize(text string, addSpecial, parseSpecial bool) []int32
 	// CompletionPrompt returns the tokens of a raw completion prompt.
 	CompletionPrompt(text string) []int32
-	// ChatPrompt renders messages with the model's chat template, with the start of an
-	// assistant turn at the end, and returns the tokens.
-	ChatPrompt(ctx context.Context, messages []chat.Message) ([]int32, error)
+	// ChatPrompt renders the messages (and tools) of r with the model's chat template, with
+	// the start of an assistant turn at the end, and returns the tokens.
+	ChatPrompt(ctx context.Context, r chat.Request) ([]int32, error)
 	// Piece returns the bytes of a token (ok false outside the vocabulary).
 	Piece(token int32) (piece []byte, ok bool)
 	// Detokenize returns the text of tokens; an error names a token outside the vocabulary.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -32,9 +33,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			role = "system"
 		}
 		msgs[i] = chat.Message{Role: role, Content: m.Content.Text, Name: m.Name, ToolCallID: m.ToolCallID}
+		calls, e := toolCalls(i, m.ToolCalls)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		msgs[i].ToolCalls = calls
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	prompt, err := s.b.ChatPrompt(ctx, msgs)
+	prompt, err := s.b.ChatPrompt(ctx, chat.Request{Messages: msgs, Tools: req.Tools})
 	cancel()
 	if err != nil {
 		var apiErr *APIError
@@ -53,6 +60,35 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	f := &chatFormat{id: newID("chatcmpl-"), created: time.Now().Unix(), model: s.info.ID}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.generate(w, r, g, req.Stream, includeUsage, f)
+}
+
+// toolCalls converts the tool_calls of message i (OpenAI's shape: id, type, function with
+// name and arguments as a JSON string) for the chat template.
+func toolCalls(i int, raw json.RawMessage) ([]chat.ToolCall, *APIError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var in []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, badRequest("messages", "messages[%d].tool_calls must be an array of {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}", i)
+	}
+	out := make([]chat.ToolCall, len(in))
+	for j, c := range in {
+		args := json.RawMessage(c.Function.Arguments)
+		if !json.Valid(args) {
+			b, _ := json.Marshal(c.Function.Arguments)
+			args = b
+		}
+		out[j] = chat.ToolCall{ID: c.ID, Type: c.Type, Name: c.Function.Name, Arguments: args}
+	}
+	return out, nil
 }
 
 // fingerprint is the system_fingerprint of responses.

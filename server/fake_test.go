@@ -45,9 +45,9 @@ func (f *fakeBackend) Tokenize(text string, addSpecial, _ bool) []int32 {
 
 func (f *fakeBackend) CompletionPrompt(text string) []int32 { return f.Tokenize(text, true, true) }
 
-func (f *fakeBackend) ChatPrompt(_ context.Context, msgs []chat.Message) ([]int32, error) {
+func (f *fakeBackend) ChatPrompt(_ context.Context, r chat.Request) ([]int32, error) {
 	var sb strings.Builder
-	for _, m := range msgs {
+	for _, m := range r.Messages {
 		fmt.Fprintf(&sb, "%s:%s\n", m.Role, m.Content)
 	}
 	return f.Tokenize(sb.String(), true, true), nil

@@ -143,8 +143,9 @@ func (b *LlamaBackend) CompletionPrompt(text string) []int32 {
 }
 
 // ChatPrompt implements Backend.
-func (b *LlamaBackend) ChatPrompt(ctx context.Context, msgs []chat.Message) ([]int32, error) {
-	text, err := b.tmpl.Render(ctx, chat.Request{Messages: msgs, AddGenerationPrompt: true})
+func (b *LlamaBackend) ChatPrompt(ctx context.Context, r chat.Request) ([]int32, error) {
+	r.AddGenerationPrompt = true
+	text, err := b.tmpl.Render(ctx, r)
 	if err != nil {
 		return nil, err
 	}

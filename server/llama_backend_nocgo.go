@@ -37,7 +37,7 @@ func (b *LlamaBackend) Tokenize(string, bool, bool) []int32 { return nil }
 func (b *LlamaBackend) CompletionPrompt(string) []int32 { return nil }
 
 // ChatPrompt implements Backend.
-func (b *LlamaBackend) ChatPrompt(context.Context, []chat.Message) ([]int32, error) {
+func (b *LlamaBackend) ChatPrompt(context.Context, chat.Request) ([]int32, error) {
 	return nil, ggml.ErrNoCgo
 }
 

@@ -397,3 +397,28 @@ func TestDrain(t *testing.T) {
 		t.Fatalf("the request in flight was cut: %s", b)
 	}
 }
+
+func TestMethodAndTools(t *testing.T) {
+	_, ts := startServer(t, newFake(), Config{})
+	resp, err := http.Get(ts.URL + "/v1/chat/completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || !strings.Contains(string(b), "takes POST") {
+		t.Fatalf("GET on a POST endpoint: %d %s", resp.StatusCode, b)
+	}
+	status, _, body := post(t, ts.URL+"/v1/chat/completions", `{"messages":[
+		{"role":"user","content":"weather?"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get","arguments":"{\"city\":\"Oslo\"}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"sunny"}],
+		"tools":[{"type":"function","function":{"name":"get","parameters":{"type":"object"}}}],"max_tokens":3}`)
+	if status != 200 {
+		t.Fatalf("tool messages: %d %s", status, body)
+	}
+	status, _, body = post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"assistant","tool_calls":5}]}`)
+	if status != 400 || !strings.Contains(string(body), "tool_calls") {
+		t.Fatalf("bad tool_calls: %d %s", status, body)
+	}
+}
