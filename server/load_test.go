@@ -148,19 +148,26 @@ func TestLoad64Clients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range clients {
 		prompt := loadPrompts[i%len(loadPrompts)]
-		stopAfter := 0
-		if i%4 == 3 {
+		stopAfter, after := 0, time.Duration(0)
+		switch i % 8 {
+		case 3: // disconnects after a random number of events
 			stopAfter = 1 + rng.IntN(12)
+		case 7: // disconnects after a random time: in the queue, or while generating
+			stopAfter, after = -1, time.Duration(rng.IntN(1500))*time.Millisecond
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cctx, cancel := context.WithCancel(ctx)
 			defer cancel()
+			if after > 0 {
+				cctx, cancel = context.WithTimeout(cctx, after)
+				defer cancel()
+			}
 			r, err := readChatStream(cctx, ts.URL, prompt, stopAfter, cancel)
 			mu.Lock()
 			defer mu.Unlock()
-			if stopAfter > 0 {
+			if stopAfter != 0 {
 				disconnected++
 				return
 			}
