@@ -8,14 +8,22 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
+
+// bodyReadTimeout bounds the time to receive a request body.
+const bodyReadTimeout = 30 * time.Second
 
 // readJSON reads the body of r (at most limit bytes) into v. Errors are 400s (413 for a body
 // over the limit) that say what is wrong: not JSON, invalid UTF-8, a field of the wrong type.
 // Unknown fields are ignored.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) *APIError {
+	// a client that trickles its body must not hold a handler forever
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
