@@ -680,3 +680,4 @@ conformance-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_SOURCE_OBJ)
 # the areas kept in mk/
 include mk/gram.mk
 include mk/rpc.mk
+include mk/server.mk

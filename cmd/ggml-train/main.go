@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/tokenizer"
@@ -119,6 +120,7 @@ func run(args []string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer ggml.WriteProfile(log) // GGML_X_PROFILE=1: the time per op of the graph computes
 	var typ gguf.TensorType
 	if c.typ != "" {
 		var ok bool

@@ -1,0 +1,39 @@
+// Opens ggml-server's chat page in headless Chromium, types a prompt, and checks that the
+// reply appears piece by piece. Usage: node chat-page-test.mjs BASE_URL API_KEY SCREENSHOT.png
+import { chromium } from "playwright-core";
+
+const [base, key, shot] = process.argv.slice(2);
+const exe = process.env.CHROMIUM || "/usr/bin/chromium";
+const browser = await chromium.launch({ executablePath: exe, args: ["--no-sandbox", "--disable-gpu"] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  page.on("pageerror", e => { console.error("page error:", e.message); process.exitCode = 1; });
+  await page.goto(base + "/");
+  await page.fill("#key", key);
+  await page.fill("#max", "60");
+  await page.fill("#temp", "0");
+  await page.fill("#prompt", "func main() {");
+  await page.press("#prompt", "Enter");
+  // sample the reply's length while it streams
+  const lengths = await page.evaluate(async () => {
+    const seen = [];
+    const t0 = Date.now();
+    while (Date.now() - t0 < 60000) {
+      const el = document.querySelector(".assistant");
+      if (el) {
+        const n = el.textContent.length;
+        if (n > 0 && seen[seen.length - 1] !== n) seen.push(n);
+        if (el.classList.contains("done") || el.classList.contains("error")) return { seen, done: el.classList.contains("done"), text: el.textContent };
+      }
+      await new Promise(r => setTimeout(r, 5));
+    }
+    return { seen, done: false, text: "" };
+  });
+  await page.screenshot({ path: shot });
+  console.log(`reply: ${JSON.stringify(lengths.text)}; lengths seen while streaming: ${lengths.seen.join(",")}`);
+  if (!lengths.done) throw new Error("the reply did not finish");
+  if (lengths.seen.length < 3) throw new Error("the reply did not stream: it appeared in " + lengths.seen.length + " step(s)");
+  console.log("chat page: ok (streamed in " + lengths.seen.length + " steps; screenshot " + shot + ")");
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Tests cmd/ggml-server with real clients: the official openai npm package (chat streamed and
+# not, completions, embeddings, json_schema output, error cases) and the chat page in headless
+# Chromium (playwright-core), then SIGTERM (the server must drain and exit 0).
+# npm packages go to a temporary folder; Chromium comes from Debian (apt-get) when missing.
+# Usage: scripts/server/clients-test.sh [openai|page|all]   (default all)
+# Env: SCREENSHOT=path (default: the temporary folder, printed), CHROMIUM=path.
+set -euo pipefail
+what=${1:-all}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d /tmp/ggml-server-clients.XXXXXX)
+pid=""
+cleanup() {
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid"; wait "$pid" || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "== building cmd/ggml-server"
+(cd "$root" && go build -o "$tmp/ggml-server" ./cmd/ggml-server)
+
+pkgs="openai@7"
+if [ "$what" != openai ]; then
+	pkgs="$pkgs playwright-core@1"
+	if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
+		echo "== installing Debian's chromium"
+		sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+	fi
+	export CHROMIUM=${CHROMIUM:-$(command -v chromium)}
+fi
+echo "== npm install $pkgs (into $tmp)"
+(cd "$tmp" && echo '{"private":true,"type":"module"}' > package.json &&
+	timeout 300 npm install --no-audit --no-fund --loglevel=error $pkgs)
+cp "$root"/scripts/server/*.mjs "$tmp/"
+
+key="test-key-$$"
+"$tmp/ggml-server" --host 127.0.0.1 --port 0 -np 4 -t 2 --api-key "$key" --timeout 2m >"$tmp/server.log" 2>&1 &
+pid=$!
+url=""
+for _ in $(seq 1 300); do
+	url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/server.log")
+	[ -n "$url" ] && break
+	kill -0 "$pid" 2>/dev/null || { cat "$tmp/server.log"; exit 1; }
+	sleep 0.1
+done
+[ -n "$url" ] || { echo "the server did not start"; cat "$tmp/server.log"; exit 1; }
+echo "== server at $url"
+
+if [ "$what" != page ]; then
+	timeout 600 node "$tmp/openai-client-test.mjs" "$url" "$key"
+fi
+if [ "$what" != openai ]; then
+	shot=${SCREENSHOT:-$tmp/chat-page.png}
+	timeout 300 node "$tmp/chat-page-test.mjs" "$url" "$key" "$shot"
+	[ -z "${SCREENSHOT:-}" ] || echo "screenshot: $shot"
+fi
+
+echo "== SIGTERM: drain and exit"
+# a request in flight while the signal arrives must complete
+curl -sf -H "Authorization: Bearer $key" "$url/v1/completions" \
+	-d '{"prompt":"func main() {","max_tokens":48,"temperature":0}' >"$tmp/inflight.json" &
+cpid=$!
+sleep 0.3
+kill -TERM "$pid"
+wait "$cpid" || { echo "the request in flight failed during the drain"; cat "$tmp/server.log"; exit 1; }
+grep -q '"finish_reason"' "$tmp/inflight.json" || { echo "no completion during the drain"; exit 1; }
+status=0
+wait "$pid" || status=$?
+pid=""
+[ "$status" = 0 ] || { echo "the server exited with $status"; cat "$tmp/server.log"; exit 1; }
+grep -q "stopped" "$tmp/server.log" || { cat "$tmp/server.log"; exit 1; }
+echo "clients test: ok"

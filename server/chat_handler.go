@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/ggml-go/ggml/chat"
+)
+
+// chatCompletions serves POST /v1/chat/completions.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req ChatCompletionRequest
+	if e := readJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if e := checkMessages(req.Messages); e != nil {
+		writeError(w, e)
+		return
+	}
+	g, e := req.generation(s.info.ContextLength)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	msgs := make([]chat.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		msgs[i] = chat.Message{Role: role, Content: m.Content.Text, Name: m.Name, ToolCallID: m.ToolCallID}
+		calls, e := toolCalls(i, m.ToolCalls)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		msgs[i].ToolCalls = calls
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	prompt, err := s.b.ChatPrompt(ctx, chat.Request{Messages: msgs, Tools: req.Tools})
+	cancel()
+	if err != nil {
+		var apiErr *APIError
+		if errors.As(err, &apiErr) {
+			writeError(w, apiErr)
+		} else {
+			writeError(w, badRequest("messages", "the chat template cannot render these messages: %v", err))
+		}
+		return
+	}
+	if e := checkPrompt(len(prompt), s.info.ContextLength); e != nil {
+		writeError(w, e)
+		return
+	}
+	g.Prompt = prompt
+	f := &chatFormat{id: newID("chatcmpl-"), created: time.Now().Unix(), model: s.info.ID}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	s.generate(w, r, g, req.Stream, includeUsage, f)
+}
+
+// toolCalls converts the tool_calls of message i (OpenAI's shape: id, type, function with
+// name and arguments as a JSON string) for the chat template.
+func toolCalls(i int, raw json.RawMessage) ([]chat.ToolCall, *APIError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var in []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, badRequest("messages", "messages[%d].tool_calls must be an array of {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}", i)
+	}
+	out := make([]chat.ToolCall, len(in))
+	for j, c := range in {
+		args := json.RawMessage(c.Function.Arguments)
+		if !json.Valid(args) {
+			b, _ := json.Marshal(c.Function.Arguments)
+			args = b
+		}
+		out[j] = chat.ToolCall{ID: c.ID, Type: c.Type, Name: c.Function.Name, Arguments: args}
+	}
+	return out, nil
+}
+
+// fingerprint is the system_fingerprint of responses.
+const fingerprint = "ggml-go"
+
+type chatFormat struct {
+	id      string
+	created int64
+	model   string
+}
+
+func (f *chatFormat) chunk(choices []chatChoice, u *Usage) chatResponse {
+	return chatResponse{ID: f.id, Object: "chat.completion.chunk", Created: f.created, Model: f.model, SystemFingerprint: fingerprint, Choices: choices, Usage: u}
+}
+
+func (f *chatFormat) head() any {
+	empty := ""
+	return f.chunk([]chatChoice{{Delta: &responseMessage{Role: "assistant", Content: &empty}}}, nil)
+}
+
+func (f *chatFormat) piece(text string) any {
+	return f.chunk([]chatChoice{{Delta: &responseMessage{Content: &text}}}, nil)
+}
+
+func (f *chatFormat) finish(reason string) any {
+	return f.chunk([]chatChoice{{Delta: &responseMessage{}, FinishReason: &reason}}, nil)
+}
+
+func (f *chatFormat) usage(u *Usage) any { return f.chunk([]chatChoice{}, u) }
+
+func (f *chatFormat) whole(text, reason string, u *Usage) any {
+	return chatResponse{ID: f.id, Object: "chat.completion", Created: f.created, Model: f.model, SystemFingerprint: fingerprint,
+		Choices: []chatChoice{{Message: &responseMessage{Role: "assistant", Content: &text}, FinishReason: &reason}}, Usage: u}
+}

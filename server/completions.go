@@ -1,0 +1,75 @@
+package server
+
+import (
+	"net/http"
+	"time"
+)
+
+// completions serves POST /v1/completions.
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	var req CompletionRequest
+	if e := readJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if !req.Prompt.Set {
+		writeError(w, badRequest("prompt", "prompt is missing: send a string"))
+		return
+	}
+	g, e := req.generation(s.info.ContextLength)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	prompt := req.Prompt.Tokens
+	if prompt == nil {
+		prompt = s.b.CompletionPrompt(req.Prompt.Text)
+	} else if _, err := s.b.Detokenize(prompt); err != nil {
+		writeError(w, badRequest("prompt", "%v", err))
+		return
+	}
+	if e := checkPrompt(len(prompt), s.info.ContextLength); e != nil {
+		e.Param = strp("prompt")
+		writeError(w, e)
+		return
+	}
+	g.Prompt = prompt
+	f := &completionFormat{id: newID("cmpl-"), created: time.Now().Unix(), model: s.info.ID}
+	if req.Echo && req.Prompt.Tokens == nil {
+		f.echo = req.Prompt.Text
+	}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	s.generate(w, r, g, req.Stream, includeUsage, f)
+}
+
+type completionFormat struct {
+	id      string
+	created int64
+	model   string
+	echo    string
+}
+
+func (f *completionFormat) resp(choices []completionChoice, u *Usage) completionResponse {
+	return completionResponse{ID: f.id, Object: "text_completion", Created: f.created, Model: f.model, SystemFingerprint: fingerprint, Choices: choices, Usage: u}
+}
+
+func (f *completionFormat) head() any {
+	if f.echo == "" {
+		return nil
+	}
+	return f.piece(f.echo)
+}
+
+func (f *completionFormat) piece(text string) any {
+	return f.resp([]completionChoice{{Text: text}}, nil)
+}
+
+func (f *completionFormat) finish(reason string) any {
+	return f.resp([]completionChoice{{FinishReason: &reason}}, nil)
+}
+
+func (f *completionFormat) usage(u *Usage) any { return f.resp([]completionChoice{}, u) }
+
+func (f *completionFormat) whole(text, reason string, u *Usage) any {
+	return f.resp([]completionChoice{{Text: f.echo + text, FinishReason: &reason}}, u)
+}

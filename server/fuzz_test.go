@@ -1,0 +1,39 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// FuzzRequestBodies sends arbitrary bodies to every POST endpoint: the answer is a 200 or a
+// 4xx with an OpenAI error object, never a 500 or a panic.
+func FuzzRequestBodies(f *testing.F) {
+	for _, seed := range []string{
+		okChat, `{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"stream":true}`,
+		`{"prompt":[1,2,3],"max_tokens":2}`, `{"prompt":"abc","echo":true,"stop":["b"]}`, `{"input":["a","b"]}`,
+		`{"content":"ab","with_pieces":true}`, `{"tokens":[97,98]}`, `{"messages":[{"role":"assistant","tool_calls":[{"id":"1","function":{"name":"f","arguments":"{}"}}]}]}`,
+		`{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object"}}}}`,
+		"{\"messages\":\xff}", `[]`, `null`, `{"max_tokens":1e400}`,
+	} {
+		f.Add(seed)
+	}
+	s := New(newFake(), Config{MaxBodyBytes: 1 << 14})
+	h := s.Handler()
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/tokenize", "/detokenize"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+			if rec.Code >= 500 {
+				t.Fatalf("%s %q: %d %s", path, body, rec.Code, rec.Body)
+			}
+			if rec.Code != 200 {
+				var e errorBody
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Message == "" {
+					t.Fatalf("%s %q: %d without an error object: %s", path, body, rec.Code, rec.Body)
+				}
+			}
+		}
+	})
+}

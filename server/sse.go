@@ -1,0 +1,54 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// sseWriter writes server-sent events: "data: JSON\n\n", flushed after each.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func newSSE(w http.ResponseWriter) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+func (s *sseWriter) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// send writes one event with v as JSON.
+func (s *sseWriter) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.raw(b)
+}
+
+func (s *sseWriter) raw(b []byte) error {
+	s.start()
+	buf := make([]byte, 0, len(b)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, b...)
+	buf = append(buf, "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// done writes the final "data: [DONE]".
+func (s *sseWriter) done() error { return s.raw([]byte("[DONE]")) }
