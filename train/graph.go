@@ -12,6 +12,7 @@ import (
 type forward struct {
 	tokens  *ggml.Tensor   // I32 [n_ctx·batch]: the input tokens, sequence after sequence
 	pos     *ggml.Tensor   // I32 [n_ctx]: positions 0..n_ctx-1
+	mask    *ggml.Tensor   // F32 [n_ctx keys, n_ctx queries]: 0, or -inf for a key after the query
 	targets *ggml.Tensor   // F32 [n_vocab, n_ctx·batch]: one-hot next tokens
 	logits  *ggml.Tensor   // F32 [n_vocab, n_ctx·batch]
 	loss    *ggml.Tensor   // F32 scalar: mean cross-entropy
@@ -28,6 +29,7 @@ func buildForward(ctx *ggml.Context, m *Model, batch int) *forward {
 	f := &forward{}
 	f.tokens = ctx.NewTensor1D(ggml.TypeI32, T*B).SetName("inp_tokens")
 	f.pos = ctx.NewTensor1D(ggml.TypeI32, T).SetName("inp_pos")
+	f.mask = ctx.NewTensor2D(ggml.TypeF32, T, T).SetName("kq_mask")
 	f.targets = ctx.NewTensor2D(ggml.TypeF32, int64(c.NVocab), T*B).SetName("targets")
 	scale := float32(1 / math.Sqrt(float64(hd)))
 
@@ -45,7 +47,9 @@ func buildForward(ctx *ggml.Context, m *Model, batch int) *forward {
 		// V transposed per head: [T, hd, nh, B]
 		v := ctx.Cont(ctx.Permute(ctx.Reshape4D(ctx.MulMat(l.wv, cur), hd, nh, T, B), 1, 2, 0, 3))
 		kq := ctx.MulMat(k, q) // [T keys, T queries, nh, B]
-		kq = ctx.SoftMax(ctx.DiagMaskInf(ctx.Scale(kq, scale), 0))
+		// softmax(scale·kq + causal mask) in one op (and one op in the backward pass) instead of
+		// SCALE, DIAG_MASK_INF and SOFT_MAX over the [T, T, nh, B] scores
+		kq = ctx.SoftMaxExt(kq, f.mask, scale)
 		kqv := ctx.MulMat(v, kq)                                // [hd, T, nh, B]
 		att := ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), e, T*B) // [e, T·B]
 		x = ctx.Add(x, ctx.MulMat(l.wo, att))

@@ -197,6 +197,15 @@ func (t *Trainer) build() error {
 	if err := t.fw.pos.SetInt32(pos); err != nil {
 		return err
 	}
+	mask := make([]float32, t.m.cfg.NCtx*t.m.cfg.NCtx)
+	for q := 0; q < t.m.cfg.NCtx; q++ {
+		for k := q + 1; k < t.m.cfg.NCtx; k++ {
+			mask[q*t.m.cfg.NCtx+k] = float32(math.Inf(-1))
+		}
+	}
+	if err := t.fw.mask.SetFloat32(mask); err != nil {
+		return err
+	}
 	p := ggml.DefaultOptimizerParams(ggml.Adam)
 	p.GraphSize = size
 	p.Threads = t.opt.Threads

@@ -8,7 +8,8 @@
 // This is the exact gradient for any targets (neglecting eps). The reference drops the sum_j t_j
 // factor, which is only right when every target row sums to 1.
 //
-// Softmax, logs and sums are evaluated in double.
+// The exponentials are evaluated in float (each element's exp once per pass over a row), the
+// sums, the logs of the targets' probabilities and the gradient in double.
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
@@ -29,17 +30,16 @@ static size_t ce_work_size(const struct ggml_tensor * dst, int n_threads) {
     return (size_t) n_threads * 64; // one cache line per thread for its partial sum
 }
 
-// max and log(sum(exp(x - max))) of a row
+// max and log(sum(exp(x - max))) of a row (exp in float, the sum in double)
 static void ce_row_lse(const struct ggml_tensor * x, const char * xr, double * max, double * lse) {
-    double m = -INFINITY;
+    float m = -INFINITY;
     for (int64_t i0 = 0; i0 < x->ne[0]; i0++) {
-        const double v = *(const float *) (xr + i0 * x->nb[0]);
+        const float v = *(const float *) (xr + i0 * x->nb[0]);
         m = v > m ? v : m;
     }
     double s = 0.0;
     for (int64_t i0 = 0; i0 < x->ne[0]; i0++) {
-        const double v = *(const float *) (xr + i0 * x->nb[0]);
-        s += exp(v - m);
+        s += (double) expf(*(const float *) (xr + i0 * x->nb[0]) - m);
     }
     *max = m;
     *lse = log(s);
@@ -58,8 +58,13 @@ static void ce_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst)
         double m, lse;
         ce_row_lse(x, xr, &m, &lse);
         for (int64_t i0 = 0; i0 < x->ne[0]; i0++) {
-            const double p = exp((double) *(const float *) (xr + i0 * x->nb[0]) - m - lse);
-            sum += (double) *(const float *) (tr + i0 * t->nb[0]) * log(CE_EPS + (1.0 - CE_EPS) * p);
+            // t_i * log(eps + ...): the log is finite, so a zero target (most of a one-hot row)
+            // contributes exactly 0 and needs no exp or log
+            const double tv = *(const float *) (tr + i0 * t->nb[0]);
+            if (tv != 0.0) {
+                const double p = exp((double) *(const float *) (xr + i0 * x->nb[0]) - m - lse);
+                sum += tv * log(CE_EPS + (1.0 - CE_EPS) * p);
+            }
         }
     }
     double * partial = (double *) ((char *) cc->wdata + (size_t) cc->ith * 64);
@@ -97,15 +102,25 @@ static void ce_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
         const char * xr = rowconv_row_flat(x, ir);
         const char * tr = rowconv_row_flat(t, ir);
         char * d = rowconv_row_flat(dst, ir);
-        double m, lse, tsum = 0.0;
-        ce_row_lse(x, xr, &m, &lse);
+        // one exp per element: exp(x - max) is kept in dst, then scaled by 1/sum
+        float m = -INFINITY;
+        double tsum = 0.0;
         for (int64_t i0 = 0; i0 < x->ne[0]; i0++) {
+            const float v = *(const float *) (xr + i0 * x->nb[0]);
+            m = v > m ? v : m;
             tsum += (double) *(const float *) (tr + i0 * t->nb[0]);
         }
+        double s = 0.0;
         for (int64_t i0 = 0; i0 < x->ne[0]; i0++) {
-            const double p = exp((double) *(const float *) (xr + i0 * x->nb[0]) - m - lse);
+            const float e = expf(*(const float *) (xr + i0 * x->nb[0]) - m);
+            *(float *) (d + i0 * dst->nb[0]) = e;
+            s += (double) e;
+        }
+        const double f = tsum / s;
+        for (int64_t i0 = 0; i0 < x->ne[0]; i0++) {
+            const double e = *(const float *) (d + i0 * dst->nb[0]);
             const double tv = *(const float *) (tr + i0 * t->nb[0]);
-            *(float *) (d + i0 * dst->nb[0]) = (float) (scale * (p * tsum - tv));
+            *(float *) (d + i0 * dst->nb[0]) = (float) (scale * (e * f - tv));
         }
     }
 }
