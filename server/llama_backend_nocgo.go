@@ -7,6 +7,7 @@ import (
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/chat"
+	"github.com/ggml-go/ggml/llama"
 )
 
 // LlamaOptions configures NewLlamaBackend.
@@ -26,6 +27,9 @@ func NewLlamaBackend(path string, opt LlamaOptions) (*LlamaBackend, error) { ret
 
 // Close does nothing.
 func (b *LlamaBackend) Close() error { return nil }
+
+// Model returns nil without cgo.
+func (b *LlamaBackend) Model() *llama.Model { return nil }
 
 // Info implements Backend.
 func (b *LlamaBackend) Info() ModelInfo { return ModelInfo{} }
