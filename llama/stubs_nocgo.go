@@ -10,9 +10,24 @@ import (
 	"github.com/ggml-go/ggml/gguf"
 )
 
-// Context is an inference context: a KV cache and the means to evaluate tokens of one
-// sequence. Tokens are appended at position Pos(); Reset starts over. A Context must be used
-// by one goroutine at a time; Close it before its Model.
+// Batch is a set of tokens to evaluate together, from one or several sequences: token i is
+// Tokens[i] at position Pos[i] of sequence Seq[i], and Decode keeps its logits when
+// Output[i]. A decode step of n sequences is a Batch of n tokens, one per sequence, each an
+// output; a prompt is a run of tokens of one sequence at consecutive positions with the last
+// one an output. Use Add to fill it and Clear to reuse it.
+type Batch struct {
+	Tokens []int32
+	Pos    []int32
+	Seq    []int
+	Output []bool
+}
+
+// Context is an inference context: a KV cache and the means to evaluate tokens. Eval
+// appends the tokens of sequence 0 at position Pos(); Decode evaluates a Batch of tokens of
+// up to MaxSequences sequences in one graph, and the Seq* methods edit the sequences' cells
+// (remove, copy a shared prefix, keep one, shift positions). Reset starts over. A Context
+// must be used by one goroutine at a time (the Engine serves many goroutines from one);
+// Close it before its Model.
 type Context struct{}
 
 // ContextOptions configures a Context. The zero value gives llama.cpp's defaults: 512 cells,
@@ -167,6 +182,111 @@ func IsEncoder(arch string) (r0 bool) {
 	panic(noCgo("IsEncoder"))
 }
 
+// Add appends a token at position pos of sequence seq; output asks Decode for its logits.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Batch) Add(token int32, pos int, seq int, output bool) {
+	panic(noCgo("Batch.Add"))
+}
+
+// Clear empties the batch, keeping its memory.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Batch) Clear() {
+	panic(noCgo("Batch.Clear"))
+}
+
+// Len returns the number of tokens in the batch.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Batch) Len() (r0 int) {
+	panic(noCgo("Batch.Len"))
+}
+
+// Decode evaluates the tokens of b, in graphs of at most NBatch tokens, and stores them in
+// the KV cache of their sequences; Logits then returns the logits of the tokens marked as
+// outputs. A token attends to the cells of its sequence at positions up to its own (all of
+// them for non-causal models), including the tokens before it in the same batch. Each graph
+// needs a run of free cells as long as its tokens: Decode returns an error wrapping
+// ErrContextFull when there is none (the graphs already evaluated stay in the cache). The
+// weights are read once per graph for all its tokens, so a step of n sequences costs far
+// less than n steps.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) Decode(b *Batch) (r0 error) {
+	r0 = noCgo("Context.Decode")
+	return
+}
+
+// Logits returns the logits (n_vocab values) of token i of the last Decode, or nil when it
+// was not an output. The slice is overwritten by the next Decode or Eval.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) Logits(i int) (r0 []float32) {
+	panic(noCgo("Context.Logits"))
+}
+
+// Eval evaluates tokens of sequence 0 at positions Pos() .. Pos()+len(tokens)-1, in batches
+// of at most NBatch tokens. It returns the logits of the last token (n_vocab values), or with
+// allLogits those of every token (len(tokens) rows of n_vocab). It returns an error wrapping
+// ErrContextFull when the tokens do not fit (nothing is evaluated), and an error for a token
+// id outside the vocabulary.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) Eval(tokens []int32, allLogits bool) (r0 []float32, r1 error) {
+	r1 = noCgo("Context.Eval")
+	return
+}
+
+// SeqRemove removes sequence seq (every sequence for seq = -1) from the cells at positions
+// [p0, p1) (p1 < 0: to the end); a cell that no sequence holds any more is free again.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqRemove(seq, p0, p1 int) (r0 error) {
+	r0 = noCgo("Context.SeqRemove")
+	return
+}
+
+// SeqCopy makes the cells of sequence src at positions [p0, p1) (p1 < 0: to the end) part of
+// sequence dst as well: a shared prefix (a system prompt) evaluated once serves both
+// sequences without copying data. Remove dst's own cells at those positions first.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqCopy(src, dst, p0, p1 int) (r0 error) {
+	r0 = noCgo("Context.SeqCopy")
+	return
+}
+
+// SeqKeep removes every sequence but seq from the cache.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqKeep(seq int) (r0 error) {
+	r0 = noCgo("Context.SeqKeep")
+	return
+}
+
+// SeqPosMax returns the largest position of sequence seq in the cache, or -1 when it has
+// none: the next token of the sequence goes at SeqPosMax(seq)+1.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) SeqPosMax(seq int) (r0 int) {
+	panic(noCgo("Context.SeqPosMax"))
+}
+
+// SeqShift adds delta to the positions of sequence seq at [p0, p1) (p1 < 0: to the end),
+// rotating the cached keys by the same amount for RoPE models, as llama.cpp's
+// llama_kv_cache_seq_add does (cells whose position would become negative are removed). A
+// typical use drops the oldest tokens of a long sequence: SeqRemove(seq, keep, keep+n) then
+// SeqShift(seq, keep+n, -1, -n). The cells must not be shared with another sequence. With
+// YaRN scaling or an attention factor other than 1 the rotation is not exactly that of the
+// new positions.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqShift(seq, p0, p1, delta int) (r0 error) {
+	r0 = noCgo("Context.SeqShift")
+	return
+}
+
 // ErrContextFull is returned (wrapped) when tokens do not fit in the context's remaining cells.
 var ErrContextFull = errors.New("llama: context is full")
 
@@ -200,11 +320,19 @@ func (*Context) NBatch() (r0 int) {
 	panic(noCgo("Context.NBatch"))
 }
 
-// Pos returns the number of tokens in the context (the position of the next token).
+// Pos returns the position of the next token of sequence 0 (the number of its tokens when
+// they were appended by Eval).
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Context) Pos() (r0 int) {
 	panic(noCgo("Context.Pos"))
+}
+
+// Used returns the number of cells in use (by any sequence).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) Used() (r0 int) {
+	panic(noCgo("Context.Used"))
 }
 
 // KVBytes returns the size of the KV cache.
@@ -225,18 +353,6 @@ func (*Context) Reset() {
 //
 // Without cgo it does nothing.
 func (*Context) Close() (r0 error) {
-	return
-}
-
-// Eval evaluates tokens at positions Pos() .. Pos()+len(tokens)-1, in batches of at most
-// NBatch tokens, and appends them to the context. It returns the logits of the last token
-// (n_vocab values), or with allLogits those of every token (len(tokens) rows of n_vocab). It
-// returns an error wrapping ErrContextFull when the tokens do not fit (nothing is evaluated),
-// and an error for a token id outside the vocabulary.
-//
-// Without cgo it returns an error wrapping ErrNoCgo.
-func (*Context) Eval(tokens []int32, allLogits bool) (r0 []float32, r1 error) {
-	r1 = noCgo("Context.Eval")
 	return
 }
 
