@@ -158,4 +158,3 @@ func (c *Context) measure(s step) error {
 func nKVFor(used, nCtx int) int {
 	return min(nCtx, max(32, (used+31)/32*32))
 }
-
