@@ -3,10 +3,13 @@
 package llama_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/sampling"
@@ -103,4 +106,50 @@ func ExampleContext_EmbedBatch() {
 	// Output:
 	// model pooling: mean vectors: 2 size: 64
 	// norm: 1.000
+}
+
+// Generate streams the pieces of a generation with a token limit and a stop string; the last
+// piece says why it ended and counts the tokens.
+func ExampleContext_Generate() {
+	dir, err := os.MkdirTemp("", "llama-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "random.gguf")
+	if err := llama.WriteRandomModel(path, llama.RandomConfig{Seed: 1}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewContext(llama.ContextOptions{NCtx: 128})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := llama.Request{
+		Prompt:    "Hi there",
+		Sampling:  sampling.GreedyParams(), // or sampling.DefaultParams() with a Seed
+		MaxTokens: 8,
+		Stop:      []string{"\n\n"},
+	}
+	var text strings.Builder
+	for piece, err := range c.Generate(ctx, req) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		text.WriteString(piece.Text) // stream it to the user as it comes
+		if piece.Finish != "" {
+			fmt.Printf("finished: %s after %d tokens (prompt: %d tokens)\n", piece.Finish,
+				piece.Usage.GeneratedTokens, piece.Usage.PromptTokens)
+		}
+	}
+	// Output:
+	// finished: length after 8 tokens (prompt: 9 tokens)
 }

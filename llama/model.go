@@ -9,9 +9,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/tokenizer"
 )
 
 // Options configures Load. The zero value runs every layer on the CPU with DefaultThreads
@@ -133,6 +135,9 @@ type Model struct {
 	output   *ggml.Tensor // nil when tied to tokEmbd
 	layers   []layer
 	global   map[string]*ggml.Tensor // the tensors outside blocks, by name
+	tokOnce  sync.Once
+	tok      *tokenizer.Tokenizer
+	tokErr   error
 }
 
 // tensor returns a tensor outside the blocks by name (nil when the model has none).

@@ -5,9 +5,12 @@
 package llama
 
 import (
+	"context"
 	"errors"
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/tokenizer"
+	"iter"
 )
 
 // Batch is a set of tokens to evaluate together, from one or several sequences: token i is
@@ -375,6 +378,26 @@ func (*Context) Embed(tokens []int32, opt EmbedOptions) (r0 [][]float32, r1 erro
 func (*Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
 	r1 = noCgo("Context.EmbedBatch")
 	return
+}
+
+// Tokenizer returns the model's tokenizer, read from its GGUF metadata on the first call
+// (safe for concurrent use; the Tokenizer is immutable).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Model) Tokenizer() (r0 *tokenizer.Tokenizer, r1 error) {
+	r1 = noCgo("Model.Tokenizer")
+	return
+}
+
+// Generate returns a stream of the pieces of a generation from req in sequence 0 of the
+// context (whose previous cells are removed first; other sequences are left alone). The
+// prompt is evaluated in batches of NBatch tokens; then each step samples a token and
+// evaluates it. ctx is checked between batches and before every step: when it is done the
+// stream ends with a piece whose Finish is FinishCancelled, yielded with ctx.Err().
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) Generate(ctx context.Context, req Request) (r0 iter.Seq2[Piece, error]) {
+	panic(noCgo("Context.Generate"))
 }
 
 // RunGreedy evaluates prompt in one batch with the logits of every position, then makes n
