@@ -89,8 +89,9 @@ func (c *Context) validate(b *Batch) error {
 // the KV cache of their sequences; Logits then returns the logits of the tokens marked as
 // outputs. A token attends to the cells of its sequence at positions up to its own (all of
 // them for non-causal models), including the tokens before it in the same batch. Each graph
-// needs a run of free cells as long as its tokens: Decode returns an error wrapping
-// ErrContextFull when there is none (the graphs already evaluated stay in the cache). The
+// stores its tokens in a run of free cells: Decode returns an error wrapping
+// ErrContextFull when there are not enough (the graphs already evaluated stay in the cache;
+// a graph that finds no run of free cells long enough is split into smaller ones). The
 // weights are read once per graph for all its tokens, so a step of n sequences costs far
 // less than n steps.
 func (c *Context) Decode(b *Batch) error {
@@ -181,6 +182,29 @@ func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
 func (c *Context) run(ub ubatch) ([]float32, error) {
 	n := len(ub.tokens)
 	head := c.kv.findSlot(n)
+	if head < 0 && n > 1 && n <= c.kv.free() && !ub.hidden {
+		// no run of n free cells: evaluate the halves where they fit (a token attends to the
+		// cells of its sequence wherever they are)
+		h := n / 2
+		first, second := ubatch{tokens: ub.tokens[:h], pos: ub.pos[:h], seqs: ub.seqs[:h]},
+			ubatch{tokens: ub.tokens[h:], pos: ub.pos[h:], seqs: ub.seqs[h:]}
+		for _, o := range ub.out {
+			if int(o) < h {
+				first.out = append(first.out, o)
+			} else {
+				second.out = append(second.out, o-int32(h))
+			}
+		}
+		a, err := c.run(first)
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.run(second)
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
+	}
 	if head < 0 {
 		return nil, fmt.Errorf("%w: no run of %d free cells among the %d free of %d (remove sequences, or create the Context with a larger NCtx)",
 			ErrContextFull, n, c.kv.free(), c.kv.nCtx)

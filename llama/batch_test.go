@@ -312,12 +312,38 @@ func TestDecodeContextFull(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrContextFull), "%v", err)
 	require.NoError(t, c.SeqRemove(1, 0, -1)) // every other cell is free: no run of 2
 	assert.Equal(t, 16, c.Used())
+	// the batch is split where no run is long enough, and gives the logits of one piece
 	b.Clear()
-	b.Add(5, 16, 0, true)
+	b.Add(5, 16, 0, false)
 	b.Add(6, 17, 0, true)
+	b.Add(7, 18, 0, true)
+	require.NoError(t, c.Decode(&b))
+	split := []float32(nil)
+	split = append(split, c.Logits(2)...)
+	assert.Nil(t, c.Logits(0))
+	assert.NotNil(t, c.Logits(1))
+	assert.Equal(t, 19, c.Used())
+	require.NoError(t, c.SeqRemove(0, 16, -1))
+	ref, err := m.NewContext(ContextOptions{NCtx: 32})
+	require.NoError(t, err)
+	defer ref.Close()
+	b.Clear()
+	for i := 0; i < 32; i += 2 {
+		b.Add(int32(5+i), i/2, 0, false)
+	}
+	b.Add(5, 16, 0, false)
+	b.Add(6, 17, 0, false)
+	b.Add(7, 18, 0, true)
+	require.NoError(t, ref.Decode(&b))
+	assert.Less(t, relDiff(ref.Logits(b.Len()-1), split), 1e-3)
+
+	// a batch larger than the free cells is refused before anything is evaluated
+	b.Clear()
+	for i := 0; i < 17; i++ {
+		b.Add(5, 16+i, 0, true)
+	}
 	err = c.Decode(&b)
 	assert.True(t, errors.Is(err, ErrContextFull), "%v", err)
-	assert.ErrorContains(t, err, "no run of 2 free cells")
 	assert.Equal(t, 16, c.Used(), "a failed batch leaves no cells behind")
 	b.Clear()
 	b.Add(5, 16, 0, true)
