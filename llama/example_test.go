@@ -4,11 +4,13 @@ package llama_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ggml-go/ggml/llama"
@@ -152,4 +154,61 @@ func ExampleContext_Generate() {
 	}
 	// Output:
 	// finished: length after 8 tokens (prompt: 9 tokens)
+}
+
+// An Engine serves many goroutines from one model: their requests are decoded together,
+// one graph per step for all of them.
+func ExampleEngine() {
+	dir, err := os.MkdirTemp("", "llama-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "random.gguf")
+	if err := llama.WriteRandomModel(path, llama.RandomConfig{Seed: 1}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	e, err := llama.NewEngine(m, llama.EngineOptions{Parallel: 4, ContextSize: 128})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close() // before m.Close (deferred calls run last-in first-out)
+
+	var wg sync.WaitGroup
+	results := make([]string, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := llama.Request{Prompt: fmt.Sprintf("Question %d:", i), MaxTokens: 5}
+			for piece, err := range e.Generate(context.Background(), req) {
+				if errors.Is(err, llama.ErrQueueFull) {
+					return // a server answers 429 Too Many Requests
+				}
+				if err != nil {
+					log.Print(err)
+					return
+				}
+				if piece.Finish != "" {
+					results[i] = fmt.Sprintf("request %d: %s after %d tokens", i, piece.Finish, piece.Usage.GeneratedTokens)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		fmt.Println(r)
+	}
+	fmt.Println("requests:", e.Stats().Finished)
+	// Output:
+	// request 0: length after 5 tokens
+	// request 1: length after 5 tokens
+	// request 2: length after 5 tokens
+	// request 3: length after 5 tokens
+	// requests: 4
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/tokenizer"
 	"iter"
+	"time"
 )
 
 // Batch is a set of tokens to evaluate together, from one or several sequences: token i is
@@ -56,6 +57,56 @@ type EmbedOptions struct {
 // Pooling is how an embedding is made from the hidden states of a sequence (llama.cpp's enum
 // llama_pooling_type, whose values <arch>.pooling_type holds).
 type Pooling int
+
+// Engine serves generations from many goroutines with one Model: a single goroutine owns
+// a Context with a slot (a sequence) per parallel request and runs continuous batching:
+// between two steps new requests take free slots and finished or cancelled ones leave, and
+// every step evaluates the next token of every generating sequence, with chunks of new
+// prompts, in one graph. A new prompt reuses the cells of the longest prefix it shares
+// with a sequence in the cache (a system prompt is evaluated once; its cells are shared,
+// not copied). The Engine owns the Model's evaluation: do not use the Model's Contexts
+// while it runs. Close it before the Model.
+type Engine struct{}
+
+// EngineOptions configures an Engine.
+type EngineOptions struct {
+	// Parallel is the number of sequences generated at once (slots; at most MaxSequences;
+	// <= 0: 4). Each decode step evaluates one token of every active sequence in one graph.
+	Parallel int
+	// ContextSize is the number of KV cells of each sequence: the longest prompt plus
+	// generation of one request (<= 0: 512). The cache holds Parallel × ContextSize cells.
+	ContextSize int
+	// BatchSize is the most tokens evaluated in one graph: prompts are evaluated in chunks
+	// that share the graph with the decode steps of the other sequences (<= 0: 512).
+	BatchSize int
+	// Threads sets the model's CPU threads when > 0 (Model.SetThreads).
+	Threads int
+	// QueueSize is the number of requests that may wait for a slot (<= 0: 4 × Parallel).
+	// Beyond it Generate fails with ErrQueueFull.
+	QueueSize int
+	// KVF32 keeps K and V in F32 instead of F16.
+	KVF32 bool
+	// OnStep, when set, is called by the engine's goroutine after every evaluation with
+	// what it did (for metrics: batch sizes, tokens, step latency). It must return quickly.
+	OnStep func(StepInfo)
+}
+
+// StepInfo describes one evaluation of the engine: a graph of Tokens tokens from Sequences
+// sequences (PromptTokens of them from prompts), which took Duration.
+type StepInfo struct {
+	Tokens, Sequences, PromptTokens int
+	Duration                        time.Duration
+}
+
+// EngineStats are the engine's gauges and counters since NewEngine.
+type EngineStats struct {
+	Queued, Active                           int    // requests waiting, requests in slots
+	Requests, Finished, Cancelled, Failed    uint64 // accepted requests and how they ended
+	Rejected                                 uint64 // refused with ErrQueueFull
+	PromptTokens, CachedTokens, GenTokens    uint64 // prompt tokens (evaluated + reused), reused, generated
+	Steps                                    uint64 // evaluations
+	LastBatchTokens, LastBatchSeqs, Parallel int
+}
 
 // GreedyRun is the outcome of RunGreedy.
 type GreedyRun struct {
@@ -210,8 +261,9 @@ func (*Batch) Len() (r0 int) {
 // the KV cache of their sequences; Logits then returns the logits of the tokens marked as
 // outputs. A token attends to the cells of its sequence at positions up to its own (all of
 // them for non-causal models), including the tokens before it in the same batch. Each graph
-// needs a run of free cells as long as its tokens: Decode returns an error wrapping
-// ErrContextFull when there is none (the graphs already evaluated stay in the cache). The
+// stores its tokens in a run of free cells: Decode returns an error wrapping
+// ErrContextFull when there are not enough (the graphs already evaluated stay in the cache;
+// a graph that finds no run of free cells long enough is split into smaller ones). The
 // weights are read once per graph for all its tokens, so a step of n sequences costs far
 // less than n steps.
 //
@@ -377,6 +429,91 @@ func (*Context) Embed(tokens []int32, opt EmbedOptions) (r0 [][]float32, r1 erro
 // Without cgo it returns an error wrapping ErrNoCgo.
 func (*Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
 	r1 = noCgo("Context.EmbedBatch")
+	return
+}
+
+// ErrQueueFull is returned by Engine.Generate when every slot is busy and the queue of
+// waiting requests is full (a server answers 429 and asks the client to retry later).
+var ErrQueueFull = errors.New("llama: the engine's queue is full")
+
+// ErrEngineClosed is returned for requests made after Close, and ends the requests that
+// Close cancels.
+var ErrEngineClosed = errors.New("llama: the engine is closed")
+
+// NewEngine starts an engine on m.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func NewEngine(m *Model, opt EngineOptions) (r0 *Engine, r1 error) {
+	r1 = noCgo("NewEngine")
+	return
+}
+
+// Model returns the engine's model.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Model() (r0 *Model) {
+	panic(noCgo("Engine.Model"))
+}
+
+// Tokenize returns the tokens of text (with the vocabulary's BOS/EOS when addSpecial,
+// special tokens written in the text read as such when parseSpecial). Safe for concurrent use.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Tokenize(text string, addSpecial, parseSpecial bool) (r0 []int32) {
+	panic(noCgo("Engine.Tokenize"))
+}
+
+// Detokenize returns the text of tokens as a user sees it (control tokens give nothing).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) Detokenize(tokens []int32) (r0 string, r1 error) {
+	r1 = noCgo("Engine.Detokenize")
+	return
+}
+
+// Options returns the options in effect (defaults filled in).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Options() (r0 EngineOptions) {
+	panic(noCgo("Engine.Options"))
+}
+
+// Stats returns the engine's gauges and counters.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Stats() (r0 EngineStats) {
+	panic(noCgo("Engine.Stats"))
+}
+
+// Generate queues req and returns the stream of its pieces, as Context.Generate does: the
+// last piece has the finish reason and the usage; ctx cancels the request wherever it is
+// (queued, in its prompt, generating) and ends the stream with FinishCancelled and
+// ctx.Err(); breaking out of the loop cancels it too. Errors found before queueing (an
+// empty or too long prompt: ErrPromptTooLong; a full queue: ErrQueueFull; a closed engine:
+// ErrEngineClosed; bad sampling parameters) are yielded at once with an empty piece. Safe
+// for concurrent use.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Generate(ctx context.Context, req Request) (r0 iter.Seq2[Piece, error]) {
+	panic(noCgo("Engine.Generate"))
+}
+
+// Close stops the engine: requests still queued or generating end with ErrEngineClosed
+// (their streams yield it with a piece whose Finish is FinishCancelled), the engine's
+// goroutine exits and the Context is freed. Idempotent, returns nil. Use Shutdown to let the
+// requests finish first.
+//
+// Without cgo it does nothing.
+func (*Engine) Close() (r0 error) {
+	return
+}
+
+// Shutdown stops accepting requests, waits until the queued and active ones finish or ctx
+// is done, then closes the engine. It returns ctx.Err() when it had to cancel requests.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) Shutdown(ctx context.Context) (r0 error) {
+	r0 = noCgo("Engine.Shutdown")
 	return
 }
 
