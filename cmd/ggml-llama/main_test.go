@@ -127,6 +127,10 @@ func TestGenerateBenchPerplexity(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "pp16")
 	assert.Contains(t, out, "tg4")
+	code, out, errOut = capture(t, "bench", "-m", model, "-p", "0", "-n", "4", "-t", "1", "-r", "1", "-np", "1,3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "tg4 np1")
+	assert.Contains(t, out, "tg4 np3")
 
 	txt := filepath.Join(t.TempDir(), "t.txt")
 	require.NoError(t, os.WriteFile(txt, []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 20)), 0o644))
