@@ -351,3 +351,51 @@ func TestDecodeContextFull(t *testing.T) {
 	assert.NotNil(t, c.Logits(0))
 	assert.Equal(t, 16, c.SeqPosMax(0))
 }
+
+// The state of a sequence saved from one context and restored into another sequence of
+// another context continues as the original does.
+func TestSeqStateRoundTrip(t *testing.T) {
+	leakCheck(t)
+	m, err := Load(tinyModel(t, RandomConfig{Seed: 6, NHead: 4, NHeadKV: 2}), Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	for _, f32 := range []bool{true, false} {
+		opt := ContextOptions{NCtx: 64, KVF32: f32}
+		a, err := m.NewContext(opt)
+		require.NoError(t, err)
+		prompt := []int32{1, 20, 21, 22, 23, 24, 25}
+		_, err = a.Eval(prompt, false)
+		require.NoError(t, err)
+		state, err := a.SeqState(0)
+		require.NoError(t, err)
+		want, err := a.Eval([]int32{99}, false)
+		require.NoError(t, err)
+		a.Close()
+
+		b, err := m.NewContext(opt)
+		require.NoError(t, err)
+		var batch Batch
+		for i := 0; i < 5; i++ { // another sequence first, so the cells land elsewhere
+			batch.Add(int32(40+i), i, 1, false)
+		}
+		require.NoError(t, b.Decode(&batch))
+		require.NoError(t, b.SetSeqState(3, state))
+		assert.Equal(t, len(prompt)-1, b.SeqPosMax(3))
+		batch.Clear()
+		batch.Add(99, len(prompt), 3, true)
+		require.NoError(t, b.Decode(&batch))
+		assert.Equal(t, want, b.Logits(0), "F32 KV %v", f32)
+
+		// damaged or foreign states are refused without changing anything
+		used := b.Used()
+		for _, bad := range [][]byte{nil, []byte("GGKVSEQ1"), state[:len(state)-1], append([]byte("XXXXXXXX"), state[8:]...)} {
+			assert.Error(t, b.SetSeqState(4, bad))
+		}
+		assert.Equal(t, used, b.Used())
+		other, err := m.NewContext(ContextOptions{NCtx: 64, KVF32: !f32})
+		require.NoError(t, err)
+		assert.ErrorContains(t, other.SetSeqState(0, state), "another cache")
+		other.Close()
+		b.Close()
+	}
+}

@@ -720,3 +720,24 @@ func WriteRandomModel(path string, c RandomConfig) (r0 error) {
 func FileTypeOf(t gguf.TensorType) (r0 uint32) {
 	panic(noCgo("FileTypeOf"))
 }
+
+// SeqState returns the KV state of sequence seq: the positions of its cells and their keys
+// and values, in a byte format that SetSeqState reads (on a Context of the same model with
+// the same KV type). With the tokens, which the caller keeps, it resumes a session without
+// evaluating its prompt again. Save it to a file with os.WriteFile.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqState(seq int) (r0 []byte, r1 error) {
+	r1 = noCgo("Context.SeqState")
+	return
+}
+
+// SetSeqState restores a state made by SeqState into sequence seq, whose cells are removed
+// first. It needs as many free cells as the state has (anywhere in the cache). It returns an
+// error, changing nothing, for a state of another model or KV type, or a damaged one.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SetSeqState(seq int, state []byte) (r0 error) {
+	r0 = noCgo("Context.SetSeqState")
+	return
+}
