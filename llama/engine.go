@@ -76,6 +76,8 @@ type Engine struct {
 	c        *Context
 	opt      EngineOptions
 	queue    chan *engineRequest
+	jobs     chan *engineJob // work run by the engine's goroutine between steps (Embed)
+	embed    *Context        // the context of Embed for decoder models (made on first use)
 	wake     chan struct{}
 	quit     chan struct{}
 	done     chan struct{}
@@ -145,9 +147,6 @@ func NewEngine(m *Model, opt EngineOptions) (*Engine, error) {
 	if opt.QueueSize <= 0 {
 		opt.QueueSize = 4 * opt.Parallel
 	}
-	if m.arch.encoder {
-		return nil, fmt.Errorf("llama: %s models are encoders: they make embeddings, not text", m.HP.Arch)
-	}
 	if opt.Threads > 0 {
 		if err := m.SetThreads(opt.Threads); err != nil {
 			return nil, err
@@ -161,7 +160,7 @@ func NewEngine(m *Model, opt EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{m: m, tok: tok, c: c, opt: opt, queue: make(chan *engineRequest, opt.QueueSize),
+	e := &Engine{m: m, tok: tok, c: c, opt: opt, queue: make(chan *engineRequest, opt.QueueSize), jobs: make(chan *engineJob, opt.QueueSize),
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	for i := 0; i < opt.Parallel; i++ {
 		e.slots = append(e.slots, &slot{seq: i})
@@ -254,6 +253,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) iter.Seq2[Piece, err
 
 // submit validates and queues a request.
 func (e *Engine) submit(ctx context.Context, req *Request) (*engineRequest, error) {
+	if e.m.arch.encoder {
+		return nil, fmt.Errorf("llama: %s models are encoders: they make embeddings (Engine.Embed), not text", e.m.HP.Arch)
+	}
 	prompt, err := e.m.promptTokens(req)
 	if err != nil {
 		return nil, err
@@ -328,4 +330,76 @@ wait:
 	e.quitOnce.Do(func() { close(e.quit) })
 	<-e.done
 	return err
+}
+
+// engineJob is a function the engine's goroutine runs between two steps.
+type engineJob struct {
+	run       func()
+	done      chan struct{}
+	cancelled atomic.Bool
+}
+
+// do runs fn on the engine's goroutine (which owns the model's evaluation) and waits for it.
+func (e *Engine) do(ctx context.Context, fn func()) error {
+	j := &engineJob{run: fn, done: make(chan struct{})}
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return ErrEngineClosed
+	}
+	select {
+	case e.jobs <- j:
+	default:
+		e.mu.RUnlock()
+		e.rejected.Add(1)
+		return fmt.Errorf("%w (%d jobs waiting): retry later", ErrQueueFull, len(e.jobs))
+	}
+	e.mu.RUnlock()
+	e.signal()
+	select {
+	case <-j.done:
+		if j.cancelled.Load() {
+			return ErrEngineClosed
+		}
+		return nil
+	case <-ctx.Done():
+		j.cancelled.Store(true)
+		return ctx.Err()
+	}
+}
+
+// Embed returns embeddings of text (tokenized as Request.Prompt is) made as Context.Embed
+// makes them, evaluated by the engine's goroutine between two decode steps (so it is safe
+// to call from any goroutine while generations run). Encoder models (bert) serve Embed only.
+// The input must fit in ContextSize tokens (ErrPromptTooLong otherwise).
+func (e *Engine) Embed(ctx context.Context, text string, opt EmbedOptions) ([][]float32, error) {
+	toks, err := e.m.promptTokens(&Request{Prompt: text})
+	if err != nil {
+		return nil, err
+	}
+	return e.EmbedTokens(ctx, toks, opt)
+}
+
+// EmbedTokens is Embed for tokens.
+func (e *Engine) EmbedTokens(ctx context.Context, tokens []int32, opt EmbedOptions) ([][]float32, error) {
+	if len(tokens) > e.opt.ContextSize {
+		return nil, fmt.Errorf("%w: it has %d tokens and a sequence holds %d (EngineOptions.ContextSize)", ErrPromptTooLong, len(tokens), e.opt.ContextSize)
+	}
+	var out [][]float32
+	var err error
+	if jerr := e.do(ctx, func() {
+		c := e.c
+		if !e.m.arch.encoder {
+			if e.embed == nil {
+				if e.embed, err = e.m.NewContext(ContextOptions{NCtx: e.opt.ContextSize, NBatch: e.opt.BatchSize}); err != nil {
+					return
+				}
+			}
+			c = e.embed
+		}
+		out, err = c.Embed(tokens, opt)
+	}); jerr != nil {
+		return nil, jerr
+	}
+	return out, err
 }

@@ -19,6 +19,7 @@ type stepOutput struct {
 func (e *Engine) loop() {
 	defer close(e.done)
 	defer e.c.Close()
+	defer func() { e.embed.Close() }() // made on first use
 	var b Batch
 	var outs []stepOutput
 	for {
@@ -28,6 +29,7 @@ func (e *Engine) loop() {
 			return
 		default:
 		}
+		e.runJobs()
 		for _, s := range e.slots {
 			if s.req != nil && (s.req.ctx.Err() != nil || s.req.dropped.Load()) {
 				e.endCancelled(s)
@@ -38,6 +40,8 @@ func (e *Engine) loop() {
 			select {
 			case <-e.wake:
 			case <-e.quit:
+			case j := <-e.jobs:
+				e.runJob(j)
 			}
 			continue
 		}
@@ -107,6 +111,25 @@ func (e *Engine) loop() {
 			e.sample(o.s, e.c.Logits(o.row))
 		}
 	}
+}
+
+// runJobs runs the waiting jobs.
+func (e *Engine) runJobs() {
+	for {
+		select {
+		case j := <-e.jobs:
+			e.runJob(j)
+		default:
+			return
+		}
+	}
+}
+
+func (e *Engine) runJob(j *engineJob) {
+	if !j.cancelled.Load() {
+		j.run()
+	}
+	close(j.done)
 }
 
 // sample draws the next token of slot s from logits and delivers the piece.
@@ -265,6 +288,9 @@ func (e *Engine) stopAll() {
 	}
 	for {
 		select {
+		case j := <-e.jobs:
+			j.cancelled.Store(true)
+			close(j.done)
 		case r := <-e.queue:
 			e.queued.Add(-1)
 			e.cancelled.Add(1)

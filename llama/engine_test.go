@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/gguf"
 )
 
 // goroutineCheck asserts at the end of the test that the goroutines are back to their
@@ -235,4 +238,54 @@ func TestEngineShutdown(t *testing.T) {
 	}
 	r := runStream(e.Generate(context.Background(), Request{Prompt: "x"}))
 	assert.ErrorIs(t, r.err, ErrEngineClosed)
+}
+
+// Embed runs on the engine's goroutine between decode steps, for decoders (next to running
+// generations) and encoders (which serve embeddings only), and gives Context.Embed's vectors.
+func TestEngineEmbed(t *testing.T) {
+	leakCheck(t)
+	goroutineCheck(t)
+	for _, arch := range []string{"llama", "bert"} {
+		t.Run(arch, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), arch+".gguf")
+			require.NoError(t, WriteRandomModel(path, RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 4}))
+			m, err := Load(path, Options{Threads: 2})
+			require.NoError(t, err)
+			defer m.Close()
+			opt := EmbedOptions{Pooling: PoolingMean, Normalize: true}
+			c, err := m.NewContext(ContextOptions{NCtx: 64})
+			require.NoError(t, err)
+			toks, err := m.promptTokens(&Request{Prompt: "hello there"})
+			require.NoError(t, err)
+			want, err := c.Embed(toks, opt)
+			require.NoError(t, err)
+			c.Close()
+
+			e, err := NewEngine(m, EngineOptions{Parallel: 2, ContextSize: 64})
+			require.NoError(t, err)
+			defer e.Close()
+			var wg sync.WaitGroup
+			if !IsEncoder(arch) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := runStream(e.Generate(context.Background(), Request{Prompt: "Once", MaxTokens: 20}))
+					assert.NoError(t, r.err)
+				}()
+			} else {
+				r := runStream(e.Generate(context.Background(), Request{Prompt: "Once"}))
+				assert.ErrorContains(t, r.err, "encoder")
+			}
+			for i := 0; i < 3; i++ {
+				got, err := e.Embed(context.Background(), "hello there", opt)
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				assert.InDeltaSlice(t, want[0], got[0], 1e-5)
+			}
+			wg.Wait()
+			long := make([]int32, 65)
+			_, err = e.EmbedTokens(context.Background(), long, opt)
+			assert.ErrorIs(t, err, ErrPromptTooLong)
+		})
+	}
 }

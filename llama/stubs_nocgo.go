@@ -517,6 +517,25 @@ func (*Engine) Shutdown(ctx context.Context) (r0 error) {
 	return
 }
 
+// Embed returns embeddings of text (tokenized as Request.Prompt is) made as Context.Embed
+// makes them, evaluated by the engine's goroutine between two decode steps (so it is safe
+// to call from any goroutine while generations run). Encoder models (bert) serve Embed only.
+// The input must fit in ContextSize tokens (ErrPromptTooLong otherwise).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) Embed(ctx context.Context, text string, opt EmbedOptions) (r0 [][]float32, r1 error) {
+	r1 = noCgo("Engine.Embed")
+	return
+}
+
+// EmbedTokens is Embed for tokens.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) EmbedTokens(ctx context.Context, tokens []int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
+	r1 = noCgo("Engine.EmbedTokens")
+	return
+}
+
 // Tokenizer returns the model's tokenizer, read from its GGUF metadata on the first call
 // (safe for concurrent use; the Tokenizer is immutable).
 //
