@@ -116,8 +116,8 @@ func (l *layer) fields() map[string]**ggml.Tensor {
 
 // Model is a loaded model of one of the supported architectures (Architectures): its hyper-parameters, its GGUF metadata (for the
 // tokenizer) and its weights in backend memory. It is safe to create several Contexts on one
-// Model, but a Model and its Contexts must be used by one goroutine at a time. Close it after
-// its Contexts.
+// Model, but a Model and its Contexts must be used by one goroutine at a time; to serve many
+// goroutines, give the Model to an Engine. Close it after its Contexts and Engines.
 type Model struct {
 	HP HParams // the hyper-parameters
 
