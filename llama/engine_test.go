@@ -289,3 +289,71 @@ func TestEngineEmbed(t *testing.T) {
 		})
 	}
 }
+
+// Many clients, some of which cancel at random points: every completed stream equals the
+// same request served alone, every cancelled one ends with FinishCancelled, the counters add
+// up and nothing leaks.
+func TestEngineRandomCancellations(t *testing.T) {
+	leakCheck(t)
+	goroutineCheck(t)
+	m, err := Load(tinyModel(t, RandomConfig{Seed: 12, NHead: 4, NHeadKV: 2}), Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	const n = 24
+	req := func(i int) Request {
+		return Request{Prompt: fmt.Sprintf("Shared system prompt. Client %d", i%6), MaxTokens: 8 + i%4}
+	}
+	want := map[int]engineResult{}
+	c, err := m.NewContext(ContextOptions{NCtx: 64, KVF32: true})
+	require.NoError(t, err)
+	for i := 0; i < n; i++ {
+		want[i] = runStream(c.Generate(context.Background(), req(i)))
+	}
+	c.Close()
+	e, err := NewEngine(m, EngineOptions{Parallel: 4, ContextSize: 64, KVF32: true, QueueSize: n})
+	require.NoError(t, err)
+	got := make([]engineResult, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			stopAt := -1
+			if i%3 == 1 {
+				stopAt = i % 5 // cancel after this many pieces (0: while queued or in the prompt)
+			}
+			if stopAt == 0 {
+				cancel()
+			}
+			k := 0
+			for p, err := range e.Generate(ctx, req(i)) {
+				got[i].text += p.Text
+				got[i].tokens = append(got[i].tokens, p.Tokens...)
+				got[i].last, got[i].err = p, err
+				if k++; k == stopAt {
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancelled := 0
+	for i := 0; i < n; i++ {
+		if got[i].last.Finish == FinishCancelled {
+			cancelled++
+			assert.ErrorIs(t, got[i].err, context.Canceled, "request %d", i)
+			continue
+		}
+		require.NoError(t, got[i].err, "request %d", i)
+		assert.Equal(t, want[i].tokens, got[i].tokens, "request %d", i)
+		assert.Equal(t, want[i].text, got[i].text, "request %d", i)
+	}
+	assert.Greater(t, cancelled, 0)
+	require.Eventually(t, func() bool {
+		st := e.Stats()
+		return st.Active == 0 && st.Queued == 0 && st.Finished+st.Cancelled == n
+	}, 5*time.Second, time.Millisecond, "%+v", e.Stats())
+	require.NoError(t, e.Close())
+}
