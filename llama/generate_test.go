@@ -4,6 +4,7 @@ package llama
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -162,10 +163,9 @@ func TestGenerateWithGrammar(t *testing.T) {
 	defer m.Close()
 	tok, err := m.Tokenizer()
 	require.NoError(t, err)
-	vocab, err := grammar.NewVocab(tok.NumTokens(), func(id int32) []byte { return tok.AppendText(nil, id) }, tok.EOGTokens()...)
-	require.NoError(t, err)
+	_ = tok
 	g := grammar.MustParse(`root ::= "ab" [0-9] [0-9] "!"`)
-	cons, err := grammar.NewConstraint(g, vocab, grammar.Options{})
+	cons, err := m.NewConstraint(g)
 	require.NoError(t, err)
 	c, err := m.NewContext(ContextOptions{NCtx: 64})
 	require.NoError(t, err)
@@ -178,6 +178,23 @@ func TestGenerateWithGrammar(t *testing.T) {
 		text, _ := joined(ps)
 		assert.True(t, g.Match(text), "%q", text)
 		assert.Equal(t, FinishEOS, ps[len(ps)-1].Finish)
+	}
+	// JSON mode through the engine: every output parses
+	e, err := NewEngine(m, EngineOptions{Parallel: 2, ContextSize: 64})
+	require.NoError(t, err)
+	defer e.Close()
+	for seed := uint64(0); seed < 3; seed++ {
+		cons, err := m.NewConstraint(grammar.JSONObject())
+		require.NoError(t, err)
+		p := sampling.DefaultParams()
+		p.Temp, p.Seed = 0.9, seed
+		r := runStream(e.Generate(context.Background(), Request{Prompt: "Once", Sampling: p, Constraint: cons, MaxTokens: 40}))
+		require.NoError(t, r.err)
+		if r.last.Finish == FinishEOS {
+			assert.True(t, json.Valid([]byte(r.text)), "%q", r.text)
+		} else {
+			assert.True(t, strings.HasPrefix(strings.TrimSpace(r.text), "{"), "%q", r.text) // cut by MaxTokens
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/grammar"
 	"github.com/ggml-go/ggml/tokenizer"
 )
 
@@ -138,6 +139,9 @@ type Model struct {
 	tokOnce  sync.Once
 	tok      *tokenizer.Tokenizer
 	tokErr   error
+	gvOnce   sync.Once
+	gv       *grammar.Vocab
+	gvErr    error
 }
 
 // tensor returns a tensor outside the blocks by name (nil when the model has none).
