@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/testbackend"
 )
 
 // relDiff returns ||a-b|| / ||a||.
@@ -397,5 +398,33 @@ func TestSeqStateRoundTrip(t *testing.T) {
 		assert.ErrorContains(t, other.SetSeqState(0, state), "another cache")
 		other.Close()
 		b.Close()
+	}
+}
+
+// A batch of several sequences through the scheduler with the last layers offloaded (the
+// Test backend) gives the CPU's logits, output rows picked by index included.
+func TestBatchedSequencesOffloaded(t *testing.T) {
+	leakCheck(t)
+	test, err := testbackend.New(1)
+	require.NoError(t, err)
+	defer test.Close()
+	path := tinyModel(t, RandomConfig{Seed: 19, NLayer: 3, Type: gguf.TypeF16, NHead: 4, NHeadKV: 2})
+	prompts := [][]int32{{1, 17, 42, 99, 5}, {1, 250, 7}, {1, 8, 9, 10}}
+	var runs [2][][]int32
+	var rows [2][][][]float32
+	for i, opt := range []Options{{Threads: 2}, {Threads: 2, Offload: test, GPULayers: 2}} {
+		m, err := Load(path, opt)
+		require.NoError(t, err)
+		c, err := m.NewContext(ContextOptions{NCtx: 64})
+		require.NoError(t, err)
+		runs[i], rows[i] = greedyBatched(t, c, prompts, 4)
+		c.Close()
+		m.Close()
+	}
+	assert.Equal(t, runs[0], runs[1])
+	for s := range prompts {
+		for j := range rows[0][s] {
+			assert.InDeltaSlice(t, rows[0][s][j], rows[1][s][j], 1e-3, "sequence %d step %d", s, j)
+		}
 	}
 }
