@@ -44,7 +44,8 @@ type Request struct {
 	// the start. Ignored when Sampler is set. A constraint serves one generation at a time.
 	Constraint sampling.Constraint
 	// Sampler, when set, is used as is (with its own constraint, if any) instead of
-	// Sampling and Constraint. It is not Reset: its penalty history carries over.
+	// Sampling and Constraint. It is not Reset: its penalty history carries over. Like a
+	// constraint, a Sampler serves one generation at a time.
 	Sampler *sampling.Sampler
 	// MaxTokens is the most tokens to generate; 0 or a negative value means no limit: until
 	// an end-of-generation token, a stop string, or the end of the context.
