@@ -263,10 +263,14 @@ func (b *builder) sigmoid(x *tensor) *tensor {
 	return ctx.View2D(p, 1, x.Ne()[1], p.Nb()[1], 0)
 }
 
-// outputRows keeps the rows whose outputs the step returns: the last token's only, unless
-// the step wants every row. Architectures call it after the last block, before the output
-// norm (the rows are independent from there on).
+// outputRows keeps the rows whose outputs the step returns: those listed by the outIDs input
+// when the step has one, else the last token's only, unless the step wants every row.
+// Architectures call it after the last block, before the output norm (the rows are
+// independent from there on).
 func (b *builder) outputRows(x *tensor) *tensor {
+	if b.in.outIDs != nil {
+		return b.ctx.GetRows(x, b.in.outIDs)
+	}
 	if b.s.allLogits || b.s.hidden || b.s.noLogits || b.n == 1 {
 		return x
 	}

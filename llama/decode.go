@@ -4,13 +4,15 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ggml-go/ggml"
 )
 
-// decodeGraph is the graph of a one-token step, built, allocated and planned once and reused
-// for every step that attends over the same number of cells: each step moves its K/V store
-// views to the new cell, writes the inputs and runs the plan. This saves building the graph,
+// decodeGraph is the graph of a decode step (n tokens, every one an output: one token of
+// each of n sequences), built, allocated and planned once and reused for every step of as
+// many tokens that attends over the same number of cells: each step moves its K/V store
+// views to the step's cells, writes the inputs and runs the plan. This saves building the graph,
 // splitting and allocating it and creating the plan per token. It is used when the whole model
 // runs on the CPU backend (with an offload backend the Scheduler rebuilds every step).
 type decodeGraph struct {
@@ -40,8 +42,8 @@ func (d *decodeGraph) close() {
 	}
 }
 
-// newDecodeGraph builds and allocates the one-token graph over nKV cells.
-func (c *Context) newDecodeGraph(nKV int) (d *decodeGraph, err error) {
+// newDecodeGraph builds and allocates the graph of k.n tokens over k.nKV cells.
+func (c *Context) newDecodeGraph(k graphKey) (d *decodeGraph, err error) {
 	d = &decodeGraph{threads: c.m.threads}
 	defer func() {
 		if err != nil {
@@ -51,7 +53,7 @@ func (c *Context) newDecodeGraph(nKV int) (d *decodeGraph, err error) {
 	if d.ctx, err = c.newGraphContext(); err != nil {
 		return nil, err
 	}
-	d.g, d.in, d.logits, d.stores = c.build(d.ctx, step{nTokens: 1, kvHead: 0, nKV: nKV})
+	d.g, d.in, d.logits, d.stores = c.build(d.ctx, step{nTokens: k.n, kvHead: 0, nKV: k.nKV, allLogits: true})
 	inputs := d.in.list()
 	// measure, then allocate for real
 	measure, err := ggml.NewMeasureAllocatorFromBackend(c.m.cpu)
@@ -97,31 +99,68 @@ func (c *Context) newDecodeGraph(nKV int) (d *decodeGraph, err error) {
 	return d, nil
 }
 
-// decodeStep evaluates one token at cell c.kv.nUsed with a reused graph.
-func (c *Context) decodeStep(tok int32) ([]float32, error) {
-	head := c.kv.nUsed
-	nKV := nKVFor(head+1, c.kv.nCtx)
-	d := c.decode[nKV]
+// maxReusedTokens is the most tokens of a step whose graph is kept for reuse; maxDecodeGraphs
+// is the most graphs a Context keeps (the least recently used one is freed first).
+const (
+	maxReusedTokens = 64
+	maxDecodeGraphs = 8
+)
+
+// graphKey identifies a reusable decode graph.
+type graphKey struct{ n, nKV int }
+
+// dropDecodeGraphs frees the reused graphs.
+func (c *Context) dropDecodeGraphs() {
+	for k, d := range c.decode {
+		d.close()
+		delete(c.decode, k)
+	}
+	c.decodeUse = c.decodeUse[:0]
+}
+
+// decodeGraph returns the reused graph for k, building it when needed.
+func (c *Context) decodeGraph(k graphKey) (*decodeGraph, error) {
+	d := c.decode[k]
 	if d != nil && d.threads != c.m.threads {
 		d.close() // the plan was made for another thread count
+		delete(c.decode, k)
 		d = nil
 	}
+	if i := slices.Index(c.decodeUse, k); i >= 0 {
+		c.decodeUse = slices.Delete(c.decodeUse, i, i+1)
+	}
 	if d == nil {
+		if len(c.decode) >= maxDecodeGraphs {
+			old := c.decodeUse[0]
+			c.decodeUse = c.decodeUse[1:]
+			c.decode[old].close()
+			delete(c.decode, old)
+		}
 		var err error
-		if d, err = c.newDecodeGraph(nKV); err != nil {
+		if d, err = c.newDecodeGraph(k); err != nil {
 			return nil, err
 		}
-		c.decode[nKV] = d
+		c.decode[k] = d
+	}
+	c.decodeUse = append(c.decodeUse, k)
+	return d, nil
+}
+
+// decodeStep evaluates ub (every token an output) stored from cell head with a reused graph
+// over nKV cells.
+func (c *Context) decodeStep(ub ubatch, head, nKV int) ([]float32, error) {
+	d, err := c.decodeGraph(graphKey{n: len(ub.tokens), nKV: nKV})
+	if err != nil {
+		return nil, err
 	}
 	if err := d.stores.setHead(c.kv, head); err != nil {
 		return nil, err
 	}
-	if err := c.setInputs(d.in, []int32{tok}, head, nKV); err != nil {
+	if err := c.setInputs(d.in, ub, nKV); err != nil {
 		return nil, err
 	}
 	if err := d.plan.Compute(); err != nil {
-		return nil, fmt.Errorf("llama: evaluating a token at position %d: %w", head, err)
+		return nil, fmt.Errorf("llama: evaluating %d tokens at cell %d: %w", len(ub.tokens), head, err)
 	}
-	c.kv.nUsed = head + 1
 	return d.logits.Float32()
 }

@@ -121,27 +121,13 @@ func normalizeL2(v []float32) {
 	}
 }
 
-// evalHidden evaluates one batch at the next cells and returns the final hidden states of
-// every token (len(tokens) rows of n_embd).
+// evalHidden evaluates one batch of sequence 0 after its last position and returns the
+// final hidden states of every token (len(tokens) rows of n_embd).
 func (c *Context) evalHidden(tokens []int32) ([]float32, error) {
-	head := c.kv.nUsed
-	s := step{nTokens: len(tokens), kvHead: head, nKV: nKVFor(head+len(tokens), c.kv.nCtx), hidden: true}
-	gctx, err := c.newGraphContext()
-	if err != nil {
-		return nil, err
+	pos := c.Pos()
+	ub := ubatch{tokens: tokens, pos: make([]int32, len(tokens)), seqs: make([]uint64, len(tokens)), hidden: true}
+	for i := range tokens {
+		ub.pos[i], ub.seqs[i] = int32(pos+i), 1
 	}
-	defer gctx.Close()
-	g, in, out, _ := c.build(gctx, s)
-	c.sched.Reset()
-	if err := c.allocInputs(in); err != nil {
-		return nil, err
-	}
-	if err := c.setInputs(in, tokens, head, s.nKV); err != nil {
-		return nil, err
-	}
-	if err := c.sched.Compute(g); err != nil {
-		return nil, fmt.Errorf("llama: evaluating %d tokens at position %d: %w", len(tokens), head, err)
-	}
-	c.kv.nUsed = head + len(tokens)
-	return out.Float32()
+	return c.run(ub)
 }

@@ -3,10 +3,15 @@
 package llama_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/sampling"
@@ -103,4 +108,107 @@ func ExampleContext_EmbedBatch() {
 	// Output:
 	// model pooling: mean vectors: 2 size: 64
 	// norm: 1.000
+}
+
+// Generate streams the pieces of a generation with a token limit and a stop string; the last
+// piece says why it ended and counts the tokens.
+func ExampleContext_Generate() {
+	dir, err := os.MkdirTemp("", "llama-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "random.gguf")
+	if err := llama.WriteRandomModel(path, llama.RandomConfig{Seed: 1}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	c, err := m.NewContext(llama.ContextOptions{NCtx: 128})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := llama.Request{
+		Prompt:    "Hi there",
+		Sampling:  sampling.GreedyParams(), // or sampling.DefaultParams() with a Seed
+		MaxTokens: 8,
+		Stop:      []string{"\n\n"},
+	}
+	var text strings.Builder
+	for piece, err := range c.Generate(ctx, req) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		text.WriteString(piece.Text) // stream it to the user as it comes
+		if piece.Finish != "" {
+			fmt.Printf("finished: %s after %d tokens (prompt: %d tokens)\n", piece.Finish,
+				piece.Usage.GeneratedTokens, piece.Usage.PromptTokens)
+		}
+	}
+	// Output:
+	// finished: length after 8 tokens (prompt: 9 tokens)
+}
+
+// An Engine serves many goroutines from one model: their requests are decoded together,
+// one graph per step for all of them.
+func ExampleEngine() {
+	dir, err := os.MkdirTemp("", "llama-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "random.gguf")
+	if err := llama.WriteRandomModel(path, llama.RandomConfig{Seed: 1}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	e, err := llama.NewEngine(m, llama.EngineOptions{Parallel: 4, ContextSize: 128})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close() // before m.Close (deferred calls run last-in first-out)
+
+	var wg sync.WaitGroup
+	results := make([]string, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := llama.Request{Prompt: fmt.Sprintf("Question %d:", i), MaxTokens: 5}
+			for piece, err := range e.Generate(context.Background(), req) {
+				if errors.Is(err, llama.ErrQueueFull) {
+					return // a server answers 429 Too Many Requests
+				}
+				if err != nil {
+					log.Print(err)
+					return
+				}
+				if piece.Finish != "" {
+					results[i] = fmt.Sprintf("request %d: %s after %d tokens", i, piece.Finish, piece.Usage.GeneratedTokens)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		fmt.Println(r)
+	}
+	fmt.Println("requests:", e.Stats().Finished)
+	// Output:
+	// request 0: length after 5 tokens
+	// request 1: length after 5 tokens
+	// request 2: length after 5 tokens
+	// request 3: length after 5 tokens
+	// requests: 4
 }

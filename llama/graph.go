@@ -12,6 +12,7 @@ type graphInputs struct {
 	pos     *ggml.Tensor // I32 [n_tokens]
 	mask    *ggml.Tensor // F32 [n_kv, n_tokens]
 	maskSWA *ggml.Tensor // F32 [n_kv, n_tokens]: the sliding-window mask (nil when unused)
+	outIDs  *ggml.Tensor // I32 [n_out]: the rows whose outputs the step returns (nil: see step)
 }
 
 // list returns the inputs that exist.
@@ -19,6 +20,9 @@ func (in graphInputs) list() []*ggml.Tensor {
 	l := []*ggml.Tensor{in.tokens, in.pos, in.mask}
 	if in.maskSWA != nil {
 		l = append(l, in.maskSWA)
+	}
+	if in.outIDs != nil {
+		l = append(l, in.outIDs)
 	}
 	return l
 }
@@ -53,6 +57,9 @@ type step struct {
 	allLogits            bool
 	noLogits             bool // an intermediate batch: only the K/V stores matter
 	hidden               bool // output the final hidden states of every token instead of logits
+	// nOut > 0: the step returns the rows listed by the input outIDs (nOut of them), for
+	// batches of several sequences that want some rows only; it overrides allLogits.
+	nOut int
 }
 
 // ropeParams returns llama.cpp's rope_custom arguments for the model.
@@ -95,6 +102,9 @@ func (c *Context) build(ctx *ggml.Context, s step) (*ggml.Graph, graphInputs, *g
 	b.in.mask = ctx.NewTensor2D(ggml.TypeF32, nKV, b.n).SetName("kq_mask")
 	if m.HP.SlidingWindow > 0 {
 		b.in.maskSWA = ctx.NewTensor2D(ggml.TypeF32, nKV, b.n).SetName("kq_mask_swa")
+	}
+	if s.nOut > 0 {
+		b.in.outIDs = ctx.NewTensor1D(ggml.TypeI32, int64(s.nOut)).SetName("inp_out_ids")
 	}
 	x := m.arch.forward(b)
 	if s.noLogits {

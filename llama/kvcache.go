@@ -10,7 +10,8 @@ import (
 
 // kvCache is the key/value cache of a Context in llama.cpp's layout: per layer, K holds one
 // row of n_embd_gqa values per cell (rotated keys), V holds the values transposed (element
-// (cell j, dim d) at d·n_ctx + j). Cells are used in order: cell j holds position j.
+// (cell j, dim d) at d·n_ctx + j). Which cells hold what is in cells (kvcells.go): each
+// cell carries the position of its token and the set of sequences that share it.
 type kvCache struct {
 	nCtx           int
 	kWidth, vWidth int // values per cell of K (head_dim·n_head_kv) and of V
@@ -18,13 +19,13 @@ type kvCache struct {
 	k, v           []*ggml.Tensor
 	ctxs           []*ggml.Context
 	bufs           []*ggml.Buffer
-	nUsed          int // cells [0, nUsed) hold positions 0..nUsed-1
+	kvCells
 }
 
 // newKVCache allocates the cache of m for nCtx cells, zero-filled; the layers offloaded by the
 // model get their cache in the offload backend's memory.
 func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
-	c := &kvCache{nCtx: nCtx, typ: typ, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA()}
+	c := &kvCache{nCtx: nCtx, typ: typ, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA(), kvCells: newKVCells(nCtx)}
 	c.k = make([]*ggml.Tensor, m.HP.NLayer)
 	c.v = make([]*ggml.Tensor, m.HP.NLayer)
 	for _, off := range []bool{false, true} {
@@ -76,7 +77,7 @@ func (c *kvCache) clear() {
 	for _, b := range c.bufs {
 		b.Clear(0)
 	}
-	c.nUsed = 0
+	c.kvCells.clear()
 }
 
 func (c *kvCache) close() {

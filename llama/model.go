@@ -9,9 +9,12 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/grammar"
+	"github.com/ggml-go/ggml/tokenizer"
 )
 
 // Options configures Load. The zero value runs every layer on the CPU with DefaultThreads
@@ -114,8 +117,8 @@ func (l *layer) fields() map[string]**ggml.Tensor {
 
 // Model is a loaded model of one of the supported architectures (Architectures): its hyper-parameters, its GGUF metadata (for the
 // tokenizer) and its weights in backend memory. It is safe to create several Contexts on one
-// Model, but a Model and its Contexts must be used by one goroutine at a time. Close it after
-// its Contexts.
+// Model, but a Model and its Contexts must be used by one goroutine at a time; to serve many
+// goroutines, give the Model to an Engine. Close it after its Contexts and Engines.
 type Model struct {
 	HP HParams // the hyper-parameters
 
@@ -133,6 +136,12 @@ type Model struct {
 	output   *ggml.Tensor // nil when tied to tokEmbd
 	layers   []layer
 	global   map[string]*ggml.Tensor // the tensors outside blocks, by name
+	tokOnce  sync.Once
+	tok      *tokenizer.Tokenizer
+	tokErr   error
+	gvOnce   sync.Once
+	gv       *grammar.Vocab
+	gvErr    error
 }
 
 // tensor returns a tensor outside the blocks by name (nil when the model has none).

@@ -5,14 +5,34 @@
 package llama
 
 import (
+	"context"
 	"errors"
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/grammar"
+	"github.com/ggml-go/ggml/tokenizer"
+	"iter"
+	"time"
 )
 
-// Context is an inference context: a KV cache and the means to evaluate tokens of one
-// sequence. Tokens are appended at position Pos(); Reset starts over. A Context must be used
-// by one goroutine at a time; Close it before its Model.
+// Batch is a set of tokens to evaluate together, from one or several sequences: token i is
+// Tokens[i] at position Pos[i] of sequence Seq[i], and Decode keeps its logits when
+// Output[i]. A decode step of n sequences is a Batch of n tokens, one per sequence, each an
+// output; a prompt is a run of tokens of one sequence at consecutive positions with the last
+// one an output. Use Add to fill it and Clear to reuse it.
+type Batch struct {
+	Tokens []int32
+	Pos    []int32
+	Seq    []int
+	Output []bool
+}
+
+// Context is an inference context: a KV cache and the means to evaluate tokens. Eval
+// appends the tokens of sequence 0 at position Pos(); Decode evaluates a Batch of tokens of
+// up to MaxSequences sequences in one graph, and the Seq* methods edit the sequences' cells
+// (remove, copy a shared prefix, keep one, shift positions). Reset starts over. A Context
+// must be used by one goroutine at a time (the Engine serves many goroutines from one);
+// Close it before its Model.
 type Context struct{}
 
 // ContextOptions configures a Context. The zero value gives llama.cpp's defaults: 512 cells,
@@ -38,6 +58,60 @@ type EmbedOptions struct {
 // Pooling is how an embedding is made from the hidden states of a sequence (llama.cpp's enum
 // llama_pooling_type, whose values <arch>.pooling_type holds).
 type Pooling int
+
+// Engine serves generations from many goroutines with one Model: a single goroutine owns
+// a Context with a slot (a sequence) per parallel request and runs continuous batching:
+// between two steps new requests take free slots and finished or cancelled ones leave, and
+// every step evaluates the next token of every generating sequence, with chunks of new
+// prompts, in one graph. A new prompt reuses the cells of the longest prefix it shares
+// with a sequence in the cache (a system prompt is evaluated once; its cells are shared,
+// not copied). The Engine owns the Model's evaluation: do not use the Model's Contexts
+// while it runs. Close it before the Model.
+type Engine struct{}
+
+// EngineOptions configures an Engine.
+type EngineOptions struct {
+	// Parallel is the number of sequences generated at once (slots; at most MaxSequences;
+	// <= 0: 4). Each decode step evaluates one token of every active sequence in one graph.
+	Parallel int
+	// ContextSize is the number of KV cells of each sequence: the longest prompt plus
+	// generation of one request (<= 0: 512). The cache holds Parallel × ContextSize cells,
+	// each of n_layer × (K width + V width) values (2 bytes each in F16): 22.5 KiB per cell
+	// for TinyLlama (22 layers, 4 KV heads of 64), so 11 MiB per slot of 512 cells; Engine.KVBytes
+	// gives the total. Every token attends over the cells in use by all sequences (masked),
+	// so attention costs grow with Parallel × ContextSize.
+	ContextSize int
+	// BatchSize is the most tokens evaluated in one graph: prompts are evaluated in chunks
+	// that share the graph with the decode steps of the other sequences (<= 0: 512).
+	BatchSize int
+	// Threads sets the model's CPU threads when > 0 (Model.SetThreads).
+	Threads int
+	// QueueSize is the number of requests that may wait for a slot (<= 0: 4 × Parallel).
+	// Beyond it Generate fails with ErrQueueFull.
+	QueueSize int
+	// KVF32 keeps K and V in F32 instead of F16.
+	KVF32 bool
+	// OnStep, when set, is called by the engine's goroutine after every evaluation with
+	// what it did (for metrics: batch sizes, tokens, step latency). It must return quickly.
+	OnStep func(StepInfo)
+}
+
+// StepInfo describes one evaluation of the engine: a graph of Tokens tokens from Sequences
+// sequences (PromptTokens of them from prompts), which took Duration.
+type StepInfo struct {
+	Tokens, Sequences, PromptTokens int
+	Duration                        time.Duration
+}
+
+// EngineStats are the engine's gauges and counters since NewEngine.
+type EngineStats struct {
+	Queued, Active                           int    // requests waiting, requests in slots
+	Requests, Finished, Cancelled, Failed    uint64 // accepted requests and how they ended
+	Rejected                                 uint64 // refused with ErrQueueFull
+	PromptTokens, CachedTokens, GenTokens    uint64 // prompt tokens (evaluated + reused), reused, generated
+	Steps                                    uint64 // evaluations
+	LastBatchTokens, LastBatchSeqs, Parallel int
+}
 
 // GreedyRun is the outcome of RunGreedy.
 type GreedyRun struct {
@@ -95,8 +169,8 @@ type KV struct {
 
 // Model is a loaded model of one of the supported architectures (Architectures): its hyper-parameters, its GGUF metadata (for the
 // tokenizer) and its weights in backend memory. It is safe to create several Contexts on one
-// Model, but a Model and its Contexts must be used by one goroutine at a time. Close it after
-// its Contexts.
+// Model, but a Model and its Contexts must be used by one goroutine at a time; to serve many
+// goroutines, give the Model to an Engine. Close it after its Contexts and Engines.
 type Model struct {
 	HP HParams
 }
@@ -167,6 +241,133 @@ func IsEncoder(arch string) (r0 bool) {
 	panic(noCgo("IsEncoder"))
 }
 
+// Add appends a token at position pos of sequence seq; output asks Decode for its logits.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Batch) Add(token int32, pos int, seq int, output bool) {
+	panic(noCgo("Batch.Add"))
+}
+
+// Clear empties the batch, keeping its memory.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Batch) Clear() {
+	panic(noCgo("Batch.Clear"))
+}
+
+// Len returns the number of tokens in the batch.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Batch) Len() (r0 int) {
+	panic(noCgo("Batch.Len"))
+}
+
+// Decode evaluates the tokens of b, in graphs of at most NBatch tokens, and stores them in
+// the KV cache of their sequences; Logits then returns the logits of the tokens marked as
+// outputs. A token attends to the cells of its sequence at positions up to its own (all of
+// them for non-causal models), including the tokens before it in the same batch. Each graph
+// stores its tokens in a run of free cells: Decode returns an error wrapping
+// ErrContextFull when there are not enough (the graphs already evaluated stay in the cache;
+// a graph that finds no run of free cells long enough is split into smaller ones). The
+// weights are read once per graph for all its tokens, so a step of n sequences costs far
+// less than n steps.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) Decode(b *Batch) (r0 error) {
+	r0 = noCgo("Context.Decode")
+	return
+}
+
+// Logits returns the logits (n_vocab values) of token i of the last Decode, or nil when it
+// was not an output. The slice is overwritten by the next Decode or Eval.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) Logits(i int) (r0 []float32) {
+	panic(noCgo("Context.Logits"))
+}
+
+// Eval evaluates tokens of sequence 0 at positions Pos() .. Pos()+len(tokens)-1, in batches
+// of at most NBatch tokens. It returns the logits of the last token (n_vocab values), or with
+// allLogits those of every token (len(tokens) rows of n_vocab). It returns an error wrapping
+// ErrContextFull when the tokens do not fit (nothing is evaluated), and an error for a token
+// id outside the vocabulary.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) Eval(tokens []int32, allLogits bool) (r0 []float32, r1 error) {
+	r1 = noCgo("Context.Eval")
+	return
+}
+
+// SeqRemove removes sequence seq (every sequence for seq = -1) from the cells at positions
+// [p0, p1) (p1 < 0: to the end); a cell that no sequence holds any more is free again.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqRemove(seq, p0, p1 int) (r0 error) {
+	r0 = noCgo("Context.SeqRemove")
+	return
+}
+
+// SeqCopy makes the cells of sequence src at positions [p0, p1) (p1 < 0: to the end) part of
+// sequence dst as well: a shared prefix (a system prompt) evaluated once serves both
+// sequences without copying data. Remove dst's own cells at those positions first.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqCopy(src, dst, p0, p1 int) (r0 error) {
+	r0 = noCgo("Context.SeqCopy")
+	return
+}
+
+// SeqKeep removes every sequence but seq from the cache.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqKeep(seq int) (r0 error) {
+	r0 = noCgo("Context.SeqKeep")
+	return
+}
+
+// SeqPosMax returns the largest position of sequence seq in the cache, or -1 when it has
+// none: the next token of the sequence goes at SeqPosMax(seq)+1.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) SeqPosMax(seq int) (r0 int) {
+	panic(noCgo("Context.SeqPosMax"))
+}
+
+// SeqShift adds delta to the positions of sequence seq at [p0, p1) (p1 < 0: to the end),
+// rotating the cached keys by the same amount for RoPE models, as llama.cpp's
+// llama_kv_cache_seq_add does (cells whose position would become negative are removed). A
+// typical use drops the oldest tokens of a long sequence: SeqRemove(seq, keep, keep+n) then
+// SeqShift(seq, keep+n, -1, -n). The cells must not be shared with another sequence. With
+// YaRN scaling or an attention factor other than 1 the rotation is not exactly that of the
+// new positions.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqShift(seq, p0, p1, delta int) (r0 error) {
+	r0 = noCgo("Context.SeqShift")
+	return
+}
+
+// GrammarVocab returns the model's vocabulary for grammar constraints (the text of every
+// token, control tokens having none, and the end-of-generation tokens), built on the first
+// call (tens of milliseconds for 32,000 tokens) and shared by every constraint after it.
+// Safe for concurrent use.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Model) GrammarVocab() (r0 *grammar.Vocab, r1 error) {
+	r1 = noCgo("Model.GrammarVocab")
+	return
+}
+
+// NewConstraint returns a constraint that keeps a generation within g (grammar.Parse for
+// GBNF, grammar.FromJSONSchema for a JSON schema, grammar.JSONObject() for JSON mode), for
+// Request.Constraint. A constraint serves one generation at a time: make one per request.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Model) NewConstraint(g *grammar.Grammar) (r0 *grammar.Constraint, r1 error) {
+	r1 = noCgo("Model.NewConstraint")
+	return
+}
+
 // ErrContextFull is returned (wrapped) when tokens do not fit in the context's remaining cells.
 var ErrContextFull = errors.New("llama: context is full")
 
@@ -200,11 +401,19 @@ func (*Context) NBatch() (r0 int) {
 	panic(noCgo("Context.NBatch"))
 }
 
-// Pos returns the number of tokens in the context (the position of the next token).
+// Pos returns the position of the next token of sequence 0 (the number of its tokens when
+// they were appended by Eval).
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Context) Pos() (r0 int) {
 	panic(noCgo("Context.Pos"))
+}
+
+// Used returns the number of cells in use (by any sequence).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) Used() (r0 int) {
+	panic(noCgo("Context.Used"))
 }
 
 // KVBytes returns the size of the KV cache.
@@ -228,18 +437,6 @@ func (*Context) Close() (r0 error) {
 	return
 }
 
-// Eval evaluates tokens at positions Pos() .. Pos()+len(tokens)-1, in batches of at most
-// NBatch tokens, and appends them to the context. It returns the logits of the last token
-// (n_vocab values), or with allLogits those of every token (len(tokens) rows of n_vocab). It
-// returns an error wrapping ErrContextFull when the tokens do not fit (nothing is evaluated),
-// and an error for a token id outside the vocabulary.
-//
-// Without cgo it returns an error wrapping ErrNoCgo.
-func (*Context) Eval(tokens []int32, allLogits bool) (r0 []float32, r1 error) {
-	r1 = noCgo("Context.Eval")
-	return
-}
-
 // Embed evaluates tokens as a new sequence (it Resets the context first, and leaves the
 // tokens in it) and returns embeddings made from the final hidden states (after the output
 // norm for decoders): one vector of n_embd values with a pooling, else one per token. Encoder
@@ -259,6 +456,137 @@ func (*Context) Embed(tokens []int32, opt EmbedOptions) (r0 [][]float32, r1 erro
 func (*Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
 	r1 = noCgo("Context.EmbedBatch")
 	return
+}
+
+// ErrQueueFull is returned by Engine.Generate when every slot is busy and the queue of
+// waiting requests is full (a server answers 429 and asks the client to retry later).
+var ErrQueueFull = errors.New("llama: the engine's queue is full")
+
+// ErrEngineClosed is returned for requests made after Close, and ends the requests that
+// Close cancels.
+var ErrEngineClosed = errors.New("llama: the engine is closed")
+
+// NewEngine starts an engine on m.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func NewEngine(m *Model, opt EngineOptions) (r0 *Engine, r1 error) {
+	r1 = noCgo("NewEngine")
+	return
+}
+
+// Model returns the engine's model.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Model() (r0 *Model) {
+	panic(noCgo("Engine.Model"))
+}
+
+// Tokenize returns the tokens of text (with the vocabulary's BOS/EOS when addSpecial,
+// special tokens written in the text read as such when parseSpecial). Safe for concurrent use.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Tokenize(text string, addSpecial, parseSpecial bool) (r0 []int32) {
+	panic(noCgo("Engine.Tokenize"))
+}
+
+// Detokenize returns the text of tokens as a user sees it (control tokens give nothing).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) Detokenize(tokens []int32) (r0 string, r1 error) {
+	r1 = noCgo("Engine.Detokenize")
+	return
+}
+
+// KVBytes returns the size of the engine's KV cache.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) KVBytes() (r0 uint64) {
+	panic(noCgo("Engine.KVBytes"))
+}
+
+// Options returns the options in effect (defaults filled in).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Options() (r0 EngineOptions) {
+	panic(noCgo("Engine.Options"))
+}
+
+// Stats returns the engine's gauges and counters.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Stats() (r0 EngineStats) {
+	panic(noCgo("Engine.Stats"))
+}
+
+// Generate queues req and returns the stream of its pieces, as Context.Generate does: the
+// last piece has the finish reason and the usage; ctx cancels the request wherever it is
+// (queued, in its prompt, generating) and ends the stream with FinishCancelled and
+// ctx.Err(); breaking out of the loop cancels it too. Errors found before queueing (an
+// empty or too long prompt: ErrPromptTooLong; a full queue: ErrQueueFull; a closed engine:
+// ErrEngineClosed; bad sampling parameters) are yielded at once with an empty piece. Safe
+// for concurrent use.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Engine) Generate(ctx context.Context, req Request) (r0 iter.Seq2[Piece, error]) {
+	panic(noCgo("Engine.Generate"))
+}
+
+// Close stops the engine: requests still queued or generating end with ErrEngineClosed
+// (their streams yield it with a piece whose Finish is FinishCancelled), the engine's
+// goroutine exits and the Context is freed. Idempotent, returns nil. Use Shutdown to let the
+// requests finish first.
+//
+// Without cgo it does nothing.
+func (*Engine) Close() (r0 error) {
+	return
+}
+
+// Shutdown stops accepting requests, waits until the queued and active ones finish or ctx
+// is done, then closes the engine. It returns ctx.Err() when it had to cancel requests.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) Shutdown(ctx context.Context) (r0 error) {
+	r0 = noCgo("Engine.Shutdown")
+	return
+}
+
+// Embed returns embeddings of text (tokenized as Request.Prompt is) made as Context.Embed
+// makes them, evaluated by the engine's goroutine between two decode steps (so it is safe
+// to call from any goroutine while generations run). Encoder models (bert) serve Embed only.
+// The input must fit in ContextSize tokens (ErrPromptTooLong otherwise).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) Embed(ctx context.Context, text string, opt EmbedOptions) (r0 [][]float32, r1 error) {
+	r1 = noCgo("Engine.Embed")
+	return
+}
+
+// EmbedTokens is Embed for tokens.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Engine) EmbedTokens(ctx context.Context, tokens []int32, opt EmbedOptions) (r0 [][]float32, r1 error) {
+	r1 = noCgo("Engine.EmbedTokens")
+	return
+}
+
+// Tokenizer returns the model's tokenizer, read from its GGUF metadata on the first call
+// (safe for concurrent use; the Tokenizer is immutable).
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Model) Tokenizer() (r0 *tokenizer.Tokenizer, r1 error) {
+	r1 = noCgo("Model.Tokenizer")
+	return
+}
+
+// Generate returns a stream of the pieces of a generation from req in sequence 0 of the
+// context (whose previous cells are removed first; other sequences are left alone). The
+// prompt is evaluated in batches of NBatch tokens; then each step samples a token and
+// evaluates it. ctx is checked between batches and before every step: when it is done the
+// stream ends with a piece whose Finish is FinishCancelled, yielded with ctx.Err().
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) Generate(ctx context.Context, req Request) (r0 iter.Seq2[Piece, error]) {
+	panic(noCgo("Context.Generate"))
 }
 
 // RunGreedy evaluates prompt in one batch with the logits of every position, then makes n
@@ -443,4 +771,25 @@ func WriteRandomModel(path string, c RandomConfig) (r0 error) {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func FileTypeOf(t gguf.TensorType) (r0 uint32) {
 	panic(noCgo("FileTypeOf"))
+}
+
+// SeqState returns the KV state of sequence seq: the positions of its cells and their keys
+// and values, in a byte format that SetSeqState reads (on a Context of the same model with
+// the same KV type). With the tokens, which the caller keeps, it resumes a session without
+// evaluating its prompt again. Save it to a file with os.WriteFile.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SeqState(seq int) (r0 []byte, r1 error) {
+	r1 = noCgo("Context.SeqState")
+	return
+}
+
+// SetSeqState restores a state made by SeqState into sequence seq, whose cells are removed
+// first. It needs as many free cells as the state has (anywhere in the cache). It returns an
+// error, changing nothing, for a state of another model or KV type, or a damaged one.
+//
+// Without cgo it returns an error wrapping ErrNoCgo.
+func (*Context) SetSeqState(seq int, state []byte) (r0 error) {
+	r0 = noCgo("Context.SetSeqState")
+	return
 }

@@ -43,7 +43,7 @@ func meanStd(v []float64) (float64, float64) {
 }
 
 func cmdBench(args []string) error {
-	fs := newFlags("bench", "-m MODEL.gguf [-p 200] [-n 64] [-t 1,2] [-r 3]")
+	fs := newFlags("bench", "-m MODEL.gguf [-p 200] [-n 64] [-t 1,2] [-r 3] [-np 1,2,4,8]")
 	var mf modelFlags
 	mf.registerNoThreads(fs)
 	ts := fs.String("t", strconv.Itoa(llama.DefaultThreads()), "CPU threads, a comma-separated list")
@@ -52,6 +52,7 @@ func cmdBench(args []string) error {
 	reps := fs.Int("r", 3, "repetitions")
 	batch := fs.Int("b", 512, "batch size")
 	kvF32 := fs.Bool("kv-f32", false, "F32 KV cache")
+	nps := fs.String("np", "", "parallel sequences for the generation tests, comma-separated (e.g. 1,2,4,8,16): each step decodes one token of every sequence in one graph; tokens/s counts all sequences")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +67,17 @@ func cmdBench(args []string) error {
 	tgs, err := parseInts("n", *tg)
 	if err != nil {
 		return err
+	}
+	var parallel []int
+	if *nps != "" {
+		if parallel, err = parseInts("np", *nps); err != nil {
+			return err
+		}
+		for _, np := range parallel {
+			if np < 1 || np > llama.MaxSequences {
+				return fmt.Errorf("-np %d: give 1 to %d sequences", np, llama.MaxSequences)
+			}
+		}
 	}
 	mf.threads = threads[0]
 	l, err := mf.load()
@@ -86,6 +98,11 @@ func cmdBench(args []string) error {
 		maxTok = max(maxTok, n+1)
 	}
 	nCtx := max(512, maxTok)
+	for _, np := range parallel {
+		for _, n := range tgs {
+			nCtx = max(nCtx, np*(n+1))
+		}
+	}
 	for _, th := range threads {
 		if err := m.SetThreads(th); err != nil {
 			return err
@@ -137,6 +154,36 @@ func cmdBench(args []string) error {
 		for _, n := range tgs {
 			if encoder {
 				break // an encoder generates nothing
+			}
+			for _, np := range parallel {
+				var b llama.Batch
+				err := bench(fmt.Sprintf("tg%d np%d", n, np), n*np, func() error {
+					c.Reset()
+					b.Clear()
+					for s := 0; s < np; s++ {
+						b.Add(1, 0, s, true)
+					}
+					if err := c.Decode(&b); err != nil {
+						return err
+					}
+					for i := 0; i < n; i++ {
+						b.Clear()
+						for s := 0; s < np; s++ {
+							b.Add(tok(i+s), i+1, s, true)
+						}
+						if err := c.Decode(&b); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					c.Close()
+					return err
+				}
+			}
+			if len(parallel) > 0 {
+				continue
 			}
 			err := bench(fmt.Sprintf("tg%d", n), n, func() error {
 				c.Reset()

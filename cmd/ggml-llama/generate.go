@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,7 +25,7 @@ func cmdGenerate(args []string) error {
 	var mf modelFlags
 	mf.register(fs)
 	prompt := fs.String("p", "", "prompt")
-	n := fs.Int("n", 128, "tokens to generate (stops earlier at EOS or when the context is full)")
+	n := fs.Int("n", 128, "tokens to generate (stops earlier at the end of text or when the context is full; -1: no limit)")
 	nCtx := fs.Int("c", 512, "context size")
 	nBatch := fs.Int("b", 512, "batch size for the prompt")
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
@@ -62,7 +63,6 @@ func cmdGenerate(args []string) error {
 	if err != nil {
 		return err
 	}
-	stopper := sampling.NewStopMatcher(stops...)
 	tokens := l.tok.Tokenize(*prompt, l.tok.AddBOSDefault(), true)
 	if len(tokens) == 0 {
 		return errors.New("empty prompt: give one with -p")
@@ -75,60 +75,41 @@ func cmdGenerate(args []string) error {
 	if len(tokens) >= c.NCtx() {
 		return fmt.Errorf("the prompt has %d tokens; the context holds %d (raise -c)", len(tokens), c.NCtx())
 	}
-	for _, t := range tokens {
-		smp.Accept(t)
-	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if *echo {
 		out.WriteString(*prompt)
 	}
-	t0 := time.Now()
-	logits, err := c.Eval(tokens, false)
-	if err != nil {
-		return err
+	if *n == 0 {
+		out.WriteString("\n")
+		return nil
 	}
-	tPrompt := time.Since(t0)
-	t1 := time.Now()
-	generated := 0
-	var piece []byte
-	stop := ""
-	for generated < *n {
-		tok := smp.Sample(logits)
-		smp.Accept(tok)
-		if tok == l.tok.EOS() {
-			stop = "end of text"
-			break
-		}
-		generated++
-		piece = l.tok.AppendPiece(piece[:0], tok)
-		shown, stopped := stopper.Feed(piece)
-		out.Write(shown)
-		out.Flush()
-		if stopped {
-			stop = "stop string"
-			break
-		}
-		if generated == *n {
-			break
-		}
-		if c.Pos() >= c.NCtx() {
-			stop = "context full"
-			break
-		}
-		if logits, err = c.Eval([]int32{tok}, false); err != nil {
+	// MaxTokens < 0: until the end of text, a stop string or the end of the context
+	req := llama.Request{Tokens: tokens, Sampler: smp, MaxTokens: *n, Stop: stops, KeepInvalidUTF8: true}
+	var last llama.Piece
+	for p, err := range c.Generate(context.Background(), req) {
+		if err != nil {
 			return err
 		}
+		out.WriteString(p.Text)
+		out.Flush()
+		last = p
 	}
-	tGen := time.Since(t1)
-	out.Write(stopper.Flush())
+	out.WriteString("\n")
 	out.Flush()
-	fmt.Fprintln(stderr)
-	if stop != "" {
-		fmt.Fprintf(stderr, "[stopped: %s]\n", stop)
+	u := last.Usage
+	switch last.Finish {
+	case llama.FinishEOS:
+		fmt.Fprintln(stderr, "[stopped: end of text]")
+	case llama.FinishStop:
+		fmt.Fprintln(stderr, "[stopped: stop string]")
+	case llama.FinishLength:
+		if *n < 0 || u.GeneratedTokens < *n {
+			fmt.Fprintln(stderr, "[stopped: context full]")
+		}
 	}
 	fmt.Fprintf(stderr, "load: %v; prompt: %d tokens, %.1f tokens/s; generation: %d tokens, %.1f tokens/s\n",
-		l.elapsed.Round(time.Millisecond), len(tokens), float64(len(tokens))/tPrompt.Seconds(),
-		generated, float64(generated)/tGen.Seconds())
+		l.elapsed.Round(time.Millisecond), u.PromptTokens, float64(u.PromptTokens)/u.PromptTime.Seconds(),
+		u.GeneratedTokens, float64(u.GeneratedTokens)/u.GenerateTime.Seconds())
 	return nil
 }

@@ -113,11 +113,13 @@ func TestGenerateBenchPerplexity(t *testing.T) {
 	_, a, _ := capture(t, "generate", "-m", model, "-p", "Once", "-n", "12", "--temp", "1.5", "--seed", "5", "--top-k", "0", "--min-p", "0")
 	_, b, _ := capture(t, "generate", "-m", model, "-p", "Once", "-n", "12", "--temp", "1.5", "--seed", "5", "--top-k", "0", "--min-p", "0")
 	assert.Equal(t, a, b)
+	require.True(t, strings.HasSuffix(a, "\n"), "the output ends with a newline")
+	a = strings.TrimSuffix(a, "\n")
 	assert.NotEmpty(t, a)
 	if len(a) > 3 {
 		stop := a[2:4]
 		_, c, errOut := capture(t, "generate", "-m", model, "-p", "Once", "-n", "12", "--temp", "1.5", "--seed", "5", "--top-k", "0", "--min-p", "0", "--stop", stop)
-		assert.Equal(t, a[:strings.Index(a, stop)], c)
+		assert.Equal(t, a[:strings.Index(a, stop)]+"\n", c)
 		assert.Contains(t, errOut, "stop string")
 	}
 
@@ -125,6 +127,10 @@ func TestGenerateBenchPerplexity(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "pp16")
 	assert.Contains(t, out, "tg4")
+	code, out, errOut = capture(t, "bench", "-m", model, "-p", "0", "-n", "4", "-t", "1", "-r", "1", "-np", "1,3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "tg4 np1")
+	assert.Contains(t, out, "tg4 np3")
 
 	txt := filepath.Join(t.TempDir(), "t.txt")
 	require.NoError(t, os.WriteFile(txt, []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 20)), 0o644))
@@ -148,7 +154,7 @@ func TestGenerateMatchesReference(t *testing.T) {
 	code, text, errOut := capture(t, "generate", "-m", filepath.Join(dir, "public-f16.gguf"), "-p", "Hello world",
 		"-n", "24", "--temp", "0", "--repeat-penalty", "1", "-t", "2")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, ref.Hex, hex.EncodeToString([]byte(text)))
+	assert.Equal(t, ref.Hex, hex.EncodeToString([]byte(strings.TrimSuffix(text, "\n"))))
 }
 
 func TestCommandErrors(t *testing.T) {
