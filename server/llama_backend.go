@@ -2,10 +2,10 @@
 
 package server
 
-// This file is the adapter between the server and the model as package llama offers it
-// today: one llama.Context per slot, every evaluation serialized by one mutex (the model
-// owns one backend), so the slots interleave token by token. It is meant to be replaced by a
-// batching engine; nothing else in the package depends on llama.
+// This file is the adapter between the server and the model: a llama.Engine, whose batching
+// loop evaluates one token of every active slot in one graph (continuous batching: requests
+// join and leave between steps) and reuses the KV cells of a shared prefix such as a system
+// prompt. Nothing else in the package depends on llama.
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ggml-go/ggml/chat"
 	"github.com/ggml-go/ggml/grammar"
@@ -32,16 +31,15 @@ type LlamaOptions struct {
 	NoRepack bool
 }
 
-// LlamaBackend is a Backend over a llama.Model, with one llama.Context per slot.
+// LlamaBackend is a Backend over a llama.Model served by a llama.Engine with one sequence
+// per slot.
 type LlamaBackend struct {
 	model   *llama.Model
+	engine  *llama.Engine
 	tok     *tokenizer.Tokenizer
 	tmpl    *chat.Template
 	bosText string
 	info    ModelInfo
-	free    chan *llama.Context
-	all     []*llama.Context
-	mu      sync.Mutex // serializes evaluations: the model has one backend
 	pooling llama.Pooling
 
 	vocabOnce sync.Once
@@ -90,14 +88,11 @@ func (b *LlamaBackend) init(opt LlamaOptions) error {
 	if b.tmpl, err = chat.New(src, b.bosText, eos, chat.Limits{}); err != nil {
 		return fmt.Errorf("the model's chat template: %w", err)
 	}
-	b.free = make(chan *llama.Context, opt.Slots)
-	for range opt.Slots {
-		c, err := m.NewContext(llama.ContextOptions{NCtx: perSlot, NBatch: min(perSlot, 512)})
-		if err != nil {
-			return err
-		}
-		b.all = append(b.all, c)
-		b.free <- c
+	// the server admits at most Slots requests at once (its limiter queues the others), so the
+	// engine's own queue only holds requests whose slot is being given back
+	if b.engine, err = llama.NewEngine(m, llama.EngineOptions{Parallel: opt.Slots, ContextSize: perSlot,
+		BatchSize: min(perSlot, 512), Threads: opt.Threads, QueueSize: 4 * opt.Slots}); err != nil {
+		return err
 	}
 	id := opt.ID
 	if id == "" {
@@ -113,12 +108,12 @@ func (b *LlamaBackend) init(opt LlamaOptions) error {
 	return nil
 }
 
-// Close frees the contexts and the model. Call it after the server stopped.
+// Close stops the engine and frees the model. Call it after the server stopped.
 func (b *LlamaBackend) Close() error {
-	for _, c := range b.all {
-		c.Close()
+	if b.engine != nil {
+		b.engine.Close()
+		b.engine = nil
 	}
-	b.all = nil
 	if b.model != nil {
 		b.model.Close()
 		b.model = nil
@@ -171,34 +166,12 @@ func (b *LlamaBackend) Detokenize(toks []int32) ([]byte, error) {
 	return b.tok.Decode(toks), nil
 }
 
-// slot takes a free context (the server admits at most Slots requests, so this waits only
-// for a slot that is being given back).
-func (b *LlamaBackend) slot(ctx context.Context) (*llama.Context, error) {
-	select {
-	case c := <-b.free:
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// eval evaluates tokens under the model's lock.
-func (b *LlamaBackend) eval(c *llama.Context, toks []int32) ([]float32, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return c.Eval(toks, false)
-}
-
 func (b *LlamaBackend) grammarVocab() (*grammar.Vocab, error) {
 	b.vocabOnce.Do(func() {
 		b.vocab, b.vocabErr = grammar.NewVocab(b.tok.NumTokens(), b.tok.Piece, b.tok.EOGTokens()...)
 	})
 	return b.vocab, b.vocabErr
 }
-
-// promptChunk is how many prompt tokens are evaluated between checks of the context (and
-// turns of the other slots).
-const promptChunk = 64
 
 // Generate implements Backend.
 func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit func(Piece) error) (Result, error) {
@@ -209,10 +182,10 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 	if len(req.Prompt) >= b.info.ContextLength {
 		return res, fmt.Errorf("%w: %d tokens, and a slot holds %d", ErrPromptTooLong, len(req.Prompt), b.info.ContextLength)
 	}
-	smp, err := sampling.New(req.Sampling)
-	if err != nil {
+	if _, err := sampling.New(req.Sampling); err != nil {
 		return res, &APIError{Status: 400, Type: "invalid_request_error", Message: err.Error()}
 	}
+	lr := llama.Request{Tokens: req.Prompt, Sampling: req.Sampling, MaxTokens: req.MaxTokens, Stop: req.Stop}
 	if req.Grammar != nil {
 		v, err := b.grammarVocab()
 		if err != nil {
@@ -222,120 +195,54 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 		if err != nil {
 			return res, err
 		}
-		smp.SetConstraint(con, sampling.ConstraintLazy)
+		lr.Constraint = con
 	}
-	c, err := b.slot(ctx)
-	if err != nil {
-		return res, err
-	}
-	defer func() { b.free <- c }()
-	c.Reset()
-	for _, t := range req.Prompt {
-		smp.Accept(t)
-	}
-	var logits []float32
-	for start := 0; start < len(req.Prompt); start += promptChunk {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if logits, err = b.eval(c, req.Prompt[start:min(len(req.Prompt), start+promptChunk)]); err != nil {
-			return res, err
-		}
-	}
-	stop := sampling.NewStopMatcher(req.Stop...)
-	var pending, piece []byte // pending: text held back until it is complete UTF-8
-	flush := func(final bool) error {
-		n := completeUTF8(pending)
-		if final {
-			n = len(pending)
-		}
-		if n == 0 && len(pending) > 0 && !final {
-			return nil
-		}
-		text := strings.ToValidUTF8(string(pending[:n]), "\uFFFD")
-		pending = append(pending[:0], pending[n:]...)
-		return emit(Piece{Text: text, Tokens: res.CompletionTokens})
-	}
-	byString := false
-	for {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		tok, err := smp.TrySample(logits)
+	for p, err := range b.engine.Generate(ctx, lr) {
 		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return res, ctx.Err()
+			case errors.Is(err, llama.ErrPromptTooLong):
+				return res, fmt.Errorf("%w: %v", ErrPromptTooLong, err)
+			case errors.Is(err, llama.ErrQueueFull):
+				return res, &APIError{Status: 429, Type: "rate_limit_exceeded", Message: "the server is busy: retry shortly"}
+			}
 			return res, err
 		}
-		if b.tok.IsEOG(tok) {
-			res.FinishReason = FinishStop
-			break
+		res.CompletionTokens += len(p.Tokens)
+		if p.Finish != "" {
+			switch p.Finish {
+			case llama.FinishLength:
+				res.FinishReason = FinishLength
+			case llama.FinishEOS:
+				res.FinishReason = FinishStop
+				res.CompletionTokens-- // the end-of-generation token is no content
+			default:
+				res.FinishReason = FinishStop
+			}
 		}
-		if err := smp.Advance(tok); err != nil {
-			return res, err
-		}
-		res.CompletionTokens++
-		piece = b.tok.AppendText(piece[:0], tok)
-		shown, stopped := stop.Feed(piece)
-		pending = append(pending, shown...)
-		if err := flush(false); err != nil {
-			return res, err
-		}
-		if stopped {
-			res.FinishReason = FinishStop
-			byString = true
-			break
-		}
-		if req.MaxTokens > 0 && res.CompletionTokens >= req.MaxTokens || c.Pos() >= c.NCtx() {
-			res.FinishReason = FinishLength
-			break
-		}
-		if logits, err = b.eval(c, []int32{tok}); err != nil {
-			return res, err
+		if p.Text != "" {
+			if err := emit(Piece{Text: p.Text, Tokens: res.CompletionTokens}); err != nil {
+				return res, err
+			}
 		}
 	}
-	if !byString {
-		pending = append(pending, stop.Flush()...)
-	}
-	if len(pending) > 0 {
-		if err := flush(true); err != nil {
+	if res.FinishReason == "" {
+		if err := ctx.Err(); err != nil {
 			return res, err
 		}
+		res.FinishReason = FinishStop
 	}
 	return res, nil
 }
 
-// completeUTF8 returns the length of the longest prefix of b that does not end inside a
-// UTF-8 sequence that more bytes could complete.
-func completeUTF8(b []byte) int {
-	for back := 1; back <= 3 && back <= len(b); back++ {
-		i := len(b) - back
-		c := b[i]
-		if c < 0x80 {
-			return len(b)
-		}
-		if c >= 0xC0 { // a lead byte: complete if its sequence fits
-			if utf8.FullRune(b[i:]) {
-				return len(b)
-			}
-			return i
-		}
-	}
-	return len(b)
-}
-
 // Embed implements Backend: the model's pooling (decoders: the mean of the final hidden
-// states), L2-normalized.
+// states), L2-normalized, computed by the engine between its steps.
 func (b *LlamaBackend) Embed(ctx context.Context, toks []int32) ([]float32, error) {
 	if len(toks) > b.info.ContextLength {
 		return nil, fmt.Errorf("%w: %d tokens, and a slot holds %d", ErrPromptTooLong, len(toks), b.info.ContextLength)
 	}
-	c, err := b.slot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { b.free <- c }()
-	b.mu.Lock()
-	v, err := c.Embed(toks, llama.EmbedOptions{Pooling: b.pooling, Normalize: true})
-	b.mu.Unlock()
+	v, err := b.engine.EmbedTokens(ctx, toks, llama.EmbedOptions{Pooling: b.pooling, Normalize: true})
 	if err != nil {
 		return nil, err
 	}
