@@ -283,7 +283,9 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_0, 96, 21, 1, 1 },
     { GGML_TYPE_Q4_0, 320, 37, 3, 1 },
     { GGML_TYPE_Q4_0, 64, 67, 8, 1 },
-    { GGML_TYPE_Q4_0, 128, 45, 9, 1 },    // > 8 columns
+    { GGML_TYPE_Q4_0, 128, 45, 9, 1 },    // > 8 columns: several column sets
+    { GGML_TYPE_Q4_0, 64, 19, 64, 1 },    // the last column count of the repack kernels
+    { GGML_TYPE_Q4_0, 64, 19, 65, 1 },    // the first of the int8 GEMM on unpacked rows
     { GGML_TYPE_Q4_0, 96, 29, 13, 1 },
     { GGML_TYPE_Q4_0, 64, 19, 2, 3 },     // broadcast batches of src1
     { GGML_TYPE_Q8_0, 32, 8, 1, 1 },
@@ -297,7 +299,10 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_K, 512, 21, 1, 1 },
     { GGML_TYPE_Q4_K, 768, 37, 3, 1 },
     { GGML_TYPE_Q4_K, 256, 67, 8, 1 },
-    { GGML_TYPE_Q4_K, 512, 45, 9, 1 },    // > 8 columns: unpacked rows, int8 GEMM
+    { GGML_TYPE_Q4_K, 512, 45, 9, 1 },    // > 8 columns: several column sets
+    { GGML_TYPE_Q4_K, 256, 19, 64, 1 },
+    { GGML_TYPE_Q4_K, 256, 19, 65, 1 },   // unpacked rows, int8 GEMM
+    { GGML_TYPE_Q8_0, 64, 19, 70, 1 },
     { GGML_TYPE_Q4_K, 4352, 29, 5, 1 },   // 17 super-blocks
     { GGML_TYPE_Q4_K, 256, 19, 2, 3 },
     { GGML_TYPE_Q4_K, 4096, 64, 7, 1 },

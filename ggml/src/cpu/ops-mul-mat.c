@@ -399,6 +399,13 @@ struct mm_gemm_plan {
 
 // rows of repacked weights unpacked at a time for the GEMM
 #define MM_RP_UNPACK_ROWS 64
+// src1 columns up to which weights in CPU_REPACK take the repack kernels (sets of
+// GGML_X_RP_COLS columns, each weight group read once for all of them); more columns (prompts)
+// take the int8 GEMM on unpacked rows. At 9-16 columns (batched decode of that many sequences)
+// the GEMM path's unpacking cost about 2x the repack kernels (np16 28-75 vs 83 tok/s on the
+// TinyLlama-shaped Q4_0 model), so the switch is well above one column set.
+#define MM_RP_MAX_COLS (8 * GGML_X_RP_COLS)
+
 // chunks of row groups per thread on the repack kernels' path
 #define MM_RP_CHUNKS_PER_THREAD 16
 
@@ -431,7 +438,7 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
     const struct ggml_tensor * b = dst->src[1];
     memset(g, 0, sizeof(*g));
     g->packed = ggml_x_rp_is_packed(a, &g->rp);
-    if (g->packed && b->ne[1] <= GGML_X_RP_COLS) {
+    if (g->packed && b->ne[1] <= MM_RP_MAX_COLS) {
         return false; // the repack kernels
     }
     g->kind = mm_gemm_kind(a, b, dst);
