@@ -13,32 +13,40 @@ import (
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/tokenizer"
 )
 
-// newFlags returns a flag set that reports errors and prints its usage to stderr.
+// synopses holds the synopsis of each command's flag set (newFlags), for its usage.
+var synopses = map[*flag.FlagSet]string{}
+
+// newFlags returns the flag set of a command; parse gives it the module's command-line
+// conventions (internal/cli).
 func newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ggml-llama %s %s\n\nflags (- or -- both work):\n", name, synopsis)
-		fs.PrintDefaults()
-	}
+	synopses[fs] = synopsis
 	return fs
 }
 
-// parse parses args, mapping flag errors to errUsage.
+// llamaCppNames are the groups of names that llama.cpp's tools give the same flag: a command
+// that defines one of them understands the others.
+var llamaCppNames = [][]string{
+	{"m", "model"}, {"p", "prompt"}, {"f", "file"}, {"n", "n-predict", "predict"}, {"c", "ctx-size"},
+	{"t", "threads"}, {"b", "batch-size"}, {"s", "seed"}, {"ngl", "n-gpu-layers", "gpu-layers"},
+	{"o", "output"}, {"r", "repetitions"},
+}
+
+// parse parses args with llama.cpp's long names as aliases. -h/--help prints the usage on
+// stdout and returns errHelp (the command then runs nothing and exits 0); a mistake prints
+// the problem and the usage on stderr and returns errUsage.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ggml-llama %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
+	f := cli.Wrap(fs, "ggml-llama "+fs.Name(), synopses[fs], llamaCppNames)
+	f.SetOutput(stdout, stderr)
+	switch err := f.Parse(args, false); {
+	case errors.Is(err, cli.ErrHelp):
+		return errHelp
+	case err != nil:
 		return errUsage
 	}
 	return nil

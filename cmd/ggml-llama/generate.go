@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ func cmdGenerate(args []string) error {
 	var mf modelFlags
 	mf.register(fs)
 	prompt := fs.String("p", "", "prompt")
+	promptFile := fs.String("f", "", "read the prompt from this `FILE` (instead of -p)")
 	n := fs.Int("n", 128, "tokens to generate (stops earlier at the end of text or when the context is full; -1: no limit)")
 	nCtx := fs.Int("c", 512, "context size")
 	nBatch := fs.Int("b", 512, "batch size for the prompt")
@@ -45,6 +47,16 @@ func cmdGenerate(args []string) error {
 	fs.Var(&stops, "stop", "stop when the text contains this string (repeatable)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *promptFile != "" {
+		if *prompt != "" {
+			return errors.New("give the prompt with -p or -f, not both")
+		}
+		b, err := os.ReadFile(*promptFile)
+		if err != nil {
+			return fmt.Errorf("-f: %w", err)
+		}
+		*prompt = string(b)
 	}
 	sp.Temp, sp.TopP, sp.MinP, sp.RepeatPenalty = float32(*temp), float32(*topP), float32(*minP), float32(*rp)
 	sp.TailFreeZ, sp.TypicalP = float32(*tfs), float32(*typical)

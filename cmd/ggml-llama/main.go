@@ -69,11 +69,12 @@ func main() {
 
 // run executes the command line and returns the exit status.
 func run(args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
 		return 0
 	}
 	if strings.HasPrefix(args[0], "-") {
@@ -86,6 +87,9 @@ func run(args []string) int {
 		return 2
 	}
 	if err := cmd(args[1:]); err != nil {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
 		if errors.Is(err, errUsage) {
 			return 2
 		}
@@ -101,6 +105,9 @@ func run(args []string) int {
 
 // errUsage reports a command-line error already explained by the flag package.
 var errUsage = errors.New("usage")
+
+// errHelp reports that the usage was printed for -h/--help: exit 0 without running anything.
+var errHelp = errors.New("help")
 
 // stdout and stderr are where the commands write (tests replace them).
 var (

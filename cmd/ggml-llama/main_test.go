@@ -223,3 +223,39 @@ func TestDefaultModelGenerate(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out+errOut, "perplexity")
 }
+
+// TestHelpRunsNothing: -h and --help print the usage of every subcommand on stdout and exit 0
+// without running it; llama.cpp's long flag names work.
+func TestHelpRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	for name := range commands {
+		for _, h := range []string{"-h", "--help"} {
+			out := filepath.Join(dir, name+".out")
+			code, o, e := capture(t, name, "-o", out, h)
+			assert.Equal(t, 0, code, "%s %s: %s", name, h, e)
+			assert.Contains(t, o, "usage: ggml-llama "+name, name)
+			assert.Empty(t, e, name)
+			assert.NoFileExists(t, out, "%s %s ran", name, h)
+		}
+	}
+	code, o, _ := capture(t, "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, o, "commands:")
+	code, _, e := capture(t, "generate", "--no-such-flag")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, e, "usage: ggml-llama generate")
+}
+
+// TestLlamaCppFlagNames: the long names of llama.cpp's tools and -f for the prompt.
+func TestLlamaCppFlagNames(t *testing.T) {
+	model := randomModel(t)
+	promptFile := filepath.Join(t.TempDir(), "prompt.txt")
+	require.NoError(t, os.WriteFile(promptFile, []byte("Hello"), 0o644))
+	code, o, e := capture(t, "generate", "--model", model, "--file", promptFile, "--n-predict", "4", "--threads", "2",
+		"--ctx-size", "64", "--batch-size", "16", "--seed", "1", "--temp", "0")
+	require.Equal(t, 0, code, e)
+	assert.True(t, strings.HasSuffix(o, "\n"), "output ends with a newline: %q", o)
+	code, _, e = capture(t, "generate", "-m", model, "-p", "x", "-f", promptFile)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, e, "not both")
+}

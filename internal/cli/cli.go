@@ -331,3 +331,79 @@ func (v *durationValue) String() string { return time.Duration(*v).String() }
 func numError(s, want string) error {
 	return fmt.Errorf("%q is not %s", s, want)
 }
+
+// Wrap gives a flag set defined with the standard flag package the conventions of this
+// package: aliases lists groups of names that mean the same flag (e.g. {"t", "threads"}); for
+// each group, the first name that fs defines gets the others as aliases, unless fs defines them
+// too. Help, errors and the usage then work as for New. Defaults print as typed: a float flag
+// holding a float32 value prints as the float32 (0.8).
+func Wrap(fs *flag.FlagSet, title, synopsis string, aliases [][]string) *FlagSet {
+	f := &FlagSet{fs: fs, title: title, synopsis: synopsis, byName: map[string]*entry{}, stdout: os.Stdout, stderr: os.Stderr}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	for _, group := range aliases {
+		var primary *flag.Flag
+		for _, n := range group {
+			if primary = fs.Lookup(n); primary != nil {
+				break
+			}
+		}
+		if primary == nil {
+			continue
+		}
+		for _, n := range group {
+			if fs.Lookup(n) == nil {
+				fs.Var(primary.Value, n, primary.Usage)
+			}
+		}
+	}
+	byValue := map[flag.Value]*entry{}
+	fs.VisitAll(func(fl *flag.Flag) {
+		if e, ok := byValue[fl.Value]; ok {
+			e.names = append(e.names, fl.Name)
+			f.byName[fl.Name] = e
+			return
+		}
+		arg, usage := flag.UnquoteUsage(fl)
+		e := &entry{names: []string{fl.Name}, arg: placeholder(arg), usage: usage, value: fl.Value, def: typedDefault(fl.DefValue)}
+		byValue[fl.Value] = e
+		f.byName[fl.Name] = e
+		f.entries = append(f.entries, e)
+	})
+	for _, e := range f.entries {
+		sort.SliceStable(e.names, func(i, j int) bool { return len(e.names[i]) < len(e.names[j]) })
+	}
+	return f
+}
+
+// placeholder turns flag.UnquoteUsage's argument name into the usage's placeholder.
+func placeholder(arg string) string {
+	switch arg {
+	case "":
+		return ""
+	case "int", "uint":
+		return "N"
+	case "float":
+		return "X"
+	case "string":
+		return "TEXT"
+	case "duration":
+		return "D"
+	case "value":
+		return "V"
+	}
+	return arg
+}
+
+// typedDefault prints a float default that holds a float32 value as the float32 (0.8, not
+// 0.800000011920929).
+func typedDefault(def string) string {
+	x, err := strconv.ParseFloat(def, 64)
+	if err != nil || !strings.ContainsAny(def, ".eE") {
+		return def
+	}
+	if float64(float32(x)) == x {
+		return strconv.FormatFloat(x, 'g', -1, 32)
+	}
+	return def
+}

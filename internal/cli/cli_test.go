@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -104,4 +105,36 @@ func TestDuplicateNamePanics(t *testing.T) {
 	var a, b int
 	fs.Int(&a, "t,threads", "N", 1, "")
 	fs.Int(&b, "threads", "N", 1, "")
+}
+
+func TestWrap(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	threads := fs.Int("t", 4, "threads")
+	temp := fs.Float64("temp", float64(float32(0.8)), "temperature")
+	model := fs.String("m", "", "model `FILE`")
+	verbose := fs.Bool("v", false, "say more")
+	f := Wrap(fs, "tool gen", "-m FILE", [][]string{{"t", "threads"}, {"m", "model"}, {"n", "n-predict"}})
+	var out, errOut bytes.Buffer
+	f.SetOutput(&out, &errOut)
+	if err := f.Parse([]string{"--threads", "3", "--model", "a.gguf", "-v", "--temp", "0.5"}, false); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	if *threads != 3 || *model != "a.gguf" || !*verbose || *temp != 0.5 {
+		t.Fatalf("got %d %q %v %v", *threads, *model, *verbose, *temp)
+	}
+	if fs.Lookup("n-predict") != nil {
+		t.Error("an alias of an undefined flag was defined")
+	}
+	err := f.Parse([]string{"-h"}, false)
+	if !errors.Is(err, ErrHelp) {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"-t, --threads N", "-m, --model FILE", "(default 0.8)", "-v  "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "0.80000001") {
+		t.Errorf("float32 default printed with float64 digits:\n%s", out.String())
+	}
 }
