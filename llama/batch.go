@@ -233,7 +233,7 @@ func (c *Context) compute(ub ubatch, head int) ([]float32, error) {
 	default:
 		s.nOut = len(ub.out)
 	}
-	if s.allLogits && c.m.offload == nil && !c.noReuse && n <= maxReusedTokens {
+	if s.allLogits && len(c.m.offloads) == 0 && !c.noReuse && n <= maxReusedTokens {
 		return c.decodeStep(ub, head, s.nKV)
 	}
 	gctx, err := c.newGraphContext()

@@ -63,10 +63,7 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{m: m, kv: kv, nBatch: nBatch, graphSize: 1024 + 64*m.HP.NLayer, decode: map[graphKey]*decodeGraph{}}
-	backends := []*ggml.Backend{m.cpu}
-	if m.offload != nil {
-		backends = []*ggml.Backend{m.offload, m.cpu}
-	}
+	backends := append(append([]*ggml.Backend(nil), m.offloads...), m.cpu)
 	if c.sched, err = ggml.NewScheduler(backends, nil, c.graphSize); err != nil {
 		c.Close()
 		return nil, err

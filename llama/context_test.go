@@ -132,7 +132,7 @@ func TestOffloadThroughScheduler(t *testing.T) {
 		require.NoError(t, err)
 		offloaded := 0
 		for _, l := range m.layers {
-			if l.offloaded {
+			if l.offloaded() {
 				offloaded++
 			}
 		}
@@ -146,6 +146,50 @@ func TestOffloadThroughScheduler(t *testing.T) {
 		assert.Equal(t, want.Generated, got.Generated, "ngl %d", ngl)
 		for i := range want.Rows {
 			assert.InDeltaSlice(t, want.Rows[i], got.Rows[i], 1e-3, "ngl %d row %d", ngl, i)
+		}
+		c.Close()
+		m.Close()
+	}
+}
+
+// Several offload backends (Offload and Offloads, e.g. several RPC servers) share the
+// offloaded layers in runs of consecutive layers, each with its weights and KV cache, and the
+// logits stay the CPU's.
+func TestOffloadSplitsLayers(t *testing.T) {
+	leakCheck(t)
+	path := tinyModel(t, RandomConfig{Seed: 12, NLayer: 4, Type: 1 /* f16 */})
+	cpuOnly, err := Load(path, Options{Threads: 2})
+	require.NoError(t, err)
+	defer cpuOnly.Close()
+	c0, err := cpuOnly.NewContext(ContextOptions{NCtx: 64})
+	require.NoError(t, err)
+	defer c0.Close()
+	toks := []int32{1, 40, 41, 42}
+	want, err := c0.RunGreedy(toks, 5)
+	require.NoError(t, err)
+
+	b1, err := testbackend.New(1)
+	require.NoError(t, err)
+	defer b1.Close()
+	b2, err := testbackend.New(1)
+	require.NoError(t, err)
+	defer b2.Close()
+	for _, tc := range []struct {
+		ngl  int
+		devs []int // the backend of each layer
+	}{{3, []int{-1, 0, 0, 1}}, {4, []int{0, 0, 1, 1}}, {5, []int{0, 0, 1, 1}}} {
+		m, err := Load(path, Options{Threads: 2, Offload: b1, Offloads: []*ggml.Backend{b2}, GPULayers: tc.ngl})
+		require.NoError(t, err)
+		for i, l := range m.layers {
+			assert.Equal(t, tc.devs[i], l.dev, "ngl %d layer %d", tc.ngl, i)
+		}
+		c, err := m.NewContext(ContextOptions{NCtx: 64})
+		require.NoError(t, err)
+		got, err := c.RunGreedy(toks, 5)
+		require.NoError(t, err)
+		assert.Equal(t, want.Generated, got.Generated, "ngl %d", tc.ngl)
+		for i := range want.Rows {
+			assert.InDeltaSlice(t, want.Rows[i], got.Rows[i], 1e-3, "ngl %d row %d", tc.ngl, i)
 		}
 		c.Close()
 		m.Close()

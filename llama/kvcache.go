@@ -23,15 +23,15 @@ type kvCache struct {
 }
 
 // newKVCache allocates the cache of m for nCtx cells, zero-filled; the layers offloaded by the
-// model get their cache in the offload backend's memory.
+// model get their cache in the memory of their offload backend.
 func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
 	c := &kvCache{nCtx: nCtx, typ: typ, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA(), kvCells: newKVCells(nCtx)}
 	c.k = make([]*ggml.Tensor, m.HP.NLayer)
 	c.v = make([]*ggml.Tensor, m.HP.NLayer)
-	for _, off := range []bool{false, true} {
+	for dev := -1; dev < len(m.offloads); dev++ { // the CPU, then each offload backend
 		var idx []int
 		for i, l := range m.layers {
-			if l.offloaded == off {
+			if l.dev == dev {
 				idx = append(idx, i)
 			}
 		}
@@ -49,8 +49,8 @@ func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
 			c.v[i] = ctx.NewTensor1D(typ, int64(c.vWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_v_l%d", i))
 		}
 		b := m.cpu
-		if off {
-			b = m.offload
+		if dev >= 0 {
+			b = m.offloads[dev]
 		}
 		buf, err := ggml.AllocContextTensors(ctx, b)
 		if err != nil {

@@ -26,9 +26,14 @@ type Options struct {
 	// layers, through a Scheduler; the model does not own it (close it after the model). nil:
 	// everything runs on the CPU.
 	Offload *ggml.Backend
+	// Offloads are more such backends (e.g. several RPC servers): the offloaded layers are
+	// split between Offload and Offloads, in this order, in runs of consecutive layers as even
+	// as possible (the first backend takes the earliest of them; the output goes to the last).
+	// The model does not own them.
+	Offloads []*ggml.Backend
 	// GPULayers is the number of layers, counted from the last one, whose weights and KV cache
-	// live on Offload (llama.cpp's -ngl). More than the number of layers also offloads the
-	// output norm and matrix. Ignored without Offload.
+	// live on the offload backends (llama.cpp's -ngl). More than the number of layers also
+	// offloads the output norm and matrix. Ignored without an offload backend.
 	GPULayers int
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.
@@ -90,8 +95,11 @@ type layer struct {
 	gateExps, upExps, downExps    *ggml.Tensor // ffn_{gate,up,down}_exps.weight [.., .., n_expert]
 	gateShexp, upShexp, downShexp *ggml.Tensor // ffn_{gate,up,down}_shexp.weight: the shared expert
 	gateInpShexp                  *ggml.Tensor // ffn_gate_inp_shexp.weight: the shared expert's gate
-	offloaded                     bool
+	dev                           int          // the offload backend (index of Model.offloads) holding the layer, -1: the CPU
 }
+
+// offloaded reports whether the layer lives on an offload backend.
+func (l *layer) offloaded() bool { return l.dev >= 0 }
 
 // fields returns the layer's weight fields by GGUF name suffix.
 func (l *layer) fields() map[string]**ggml.Tensor {
@@ -126,9 +134,9 @@ type Model struct {
 	path     string
 	file     *gguf.File
 	cpu      *ggml.Backend
-	offload  *ggml.Backend
-	nOffload int // layers on offload
-	threads  int // CPU threads
+	offloads []*ggml.Backend // the offload backends, in order (Options.Offload, Options.Offloads...)
+	nOffload int             // layers on them
+	threads  int             // CPU threads
 	outOff   bool
 	weights  []*ggml.GGUFTensors
 	tokEmbd  *ggml.Tensor
@@ -315,20 +323,38 @@ func Load(path string, opt Options) (*Model, error) {
 		return nil, err
 	}
 	m.threads = threads
-	if opt.Offload != nil && opt.GPULayers > 0 {
-		m.offload = opt.Offload
-		m.nOffload = min(opt.GPULayers, h.NLayer)
-		m.outOff = opt.GPULayers > h.NLayer
+	if opt.GPULayers > 0 {
+		if opt.Offload != nil {
+			m.offloads = append(m.offloads, opt.Offload)
+		}
+		for _, b := range opt.Offloads {
+			if b != nil {
+				m.offloads = append(m.offloads, b)
+			}
+		}
+		if len(m.offloads) > 0 {
+			m.nOffload = min(opt.GPULayers, h.NLayer)
+			m.outOff = opt.GPULayers > h.NLayer
+		}
 	}
-	onOffload := func(name string) bool {
-		if m.offload == nil {
-			return false
+	// devOf returns the offload backend of a tensor, -1 for the CPU
+	devOf := func(name string) int {
+		if len(m.offloads) == 0 {
+			return -1
 		}
 		if l := layerOf(name); l >= 0 {
-			return l >= h.NLayer-m.nOffload
+			first := h.NLayer - m.nOffload
+			if l < first {
+				return -1
+			}
+			return (l - first) * len(m.offloads) / m.nOffload
 		}
-		return m.outOff && (name == "output.weight" || name == "output_norm.weight" || name == "output_norm.bias")
+		if m.outOff && (name == "output.weight" || name == "output_norm.weight" || name == "output_norm.bias") {
+			return len(m.offloads) - 1
+		}
+		return -1
 	}
+	onOffload := func(name string) bool { return devOf(name) >= 0 }
 	var total, done int64
 	for _, ti := range f.Tensors() {
 		total += ti.Size
@@ -376,16 +402,22 @@ func Load(path string, opt Options) (*Model, error) {
 			}
 		}
 	}
-	if m.offload != nil {
+	for dev, b := range m.offloads {
+		onDev := func(ti gguf.TensorInfo) bool { return devOf(ti.Name) == dev }
 		offW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
-			BufferType: m.offload.DefaultBufferType(),
-			Select:     func(ti gguf.TensorInfo) bool { return onOffload(ti.Name) },
+			BufferType: b.DefaultBufferType(),
+			Select:     onDev,
 			Progress:   progress(done),
 		})
 		if err != nil {
 			return nil, err
 		}
 		m.weights = append(m.weights, offW)
+		for _, ti := range f.Tensors() {
+			if onDev(ti) {
+				done += ti.Size
+			}
+		}
 	}
 	get := func(name string) *ggml.Tensor {
 		for _, w := range m.weights {
@@ -398,7 +430,7 @@ func Load(path string, opt Options) (*Model, error) {
 	m.layers = make([]layer, h.NLayer)
 	fields := make([]map[string]**ggml.Tensor, h.NLayer)
 	for i := range m.layers {
-		m.layers[i].offloaded = onOffload(blk(i, ""))
+		m.layers[i].dev = devOf(blk(i, ""))
 		fields[i] = m.layers[i].fields()
 	}
 	for _, ti := range f.Tensors() {

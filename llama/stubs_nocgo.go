@@ -186,9 +186,14 @@ type Options struct {
 	// layers, through a Scheduler; the model does not own it (close it after the model). nil:
 	// everything runs on the CPU.
 	Offload *ggml.Backend
+	// Offloads are more such backends (e.g. several RPC servers): the offloaded layers are
+	// split between Offload and Offloads, in this order, in runs of consecutive layers as even
+	// as possible (the first backend takes the earliest of them; the output goes to the last).
+	// The model does not own them.
+	Offloads []*ggml.Backend
 	// GPULayers is the number of layers, counted from the last one, whose weights and KV cache
-	// live on Offload (llama.cpp's -ngl). More than the number of layers also offloads the
-	// output norm and matrix. Ignored without Offload.
+	// live on the offload backends (llama.cpp's -ngl). More than the number of layers also
+	// offloads the output norm and matrix. Ignored without an offload backend.
 	GPULayers int
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.

@@ -71,22 +71,31 @@ func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
 	fs.StringVar(&m.path, "m", "", "model file (GGUF of a supported architecture; default: the embedded model trained on Go code)")
 	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
 	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend or -rpc")
-	fs.StringVar(&m.rpc, "rpc", "", "offload the -ngl layers to an RPC server (host:port: ggml's rpc-server or ggml-rpc-server)")
+	fs.StringVar(&m.rpc, "rpc", "", "offload the -ngl layers to RPC servers (host:port[,host:port...]: ggml's rpc-server or ggml-rpc-server; several share the layers)")
 }
 
 // loaded is a model with its tokenizer and the backend it may offload to.
 type loaded struct {
 	model   *llama.Model
 	tok     *tokenizer.Tokenizer
-	offload *ggml.Backend
+	offload *ggml.Backend   // -backend
+	remote  []*ggml.Backend // -rpc
 	elapsed time.Duration
 	cleanup func() // removes the temporary copy of the embedded model
 }
 
 func (l *loaded) Close() {
 	l.model.Close()
+	l.closeBackends()
+}
+
+// closeBackends closes the backends the model offloads to (after the model).
+func (l *loaded) closeBackends() {
 	if l.offload != nil {
 		l.offload.Close()
+	}
+	for _, r := range l.remote {
+		r.Close()
 	}
 	if l.cleanup != nil {
 		l.cleanup()
@@ -128,16 +137,18 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 		if !strings.EqualFold(mf.backend, "CPU") {
 			return nil, errors.New("give either -rpc or -backend, not both")
 		}
-		if strings.Contains(mf.rpc, ",") {
-			return nil, fmt.Errorf("-rpc %q: one server for now (layers are not yet split across several servers)", mf.rpc)
-		}
 		if mf.ngl <= 0 {
 			return nil, errors.New("-rpc offloads the layers that -ngl counts: give -ngl (e.g. -ngl 99 for all)")
 		}
-		if l.offload, err = ggml.NewRPC(mf.rpc, ggml.WithRPCTimeout(60*time.Second)); err != nil {
-			return nil, fmt.Errorf("-rpc %s: %w", mf.rpc, err)
+		for _, addr := range strings.Split(mf.rpc, ",") {
+			r, err := ggml.NewRPC(strings.TrimSpace(addr), ggml.WithRPCTimeout(60*time.Second))
+			if err != nil {
+				l.closeBackends()
+				return nil, fmt.Errorf("-rpc %s: %w", addr, err)
+			}
+			l.remote = append(l.remote, r)
 		}
-		opt.Offload, opt.GPULayers = l.offload, mf.ngl
+		opt.Offloads, opt.GPULayers = l.remote, mf.ngl
 	} else if mf.ngl > 0 && !strings.EqualFold(mf.backend, "CPU") {
 		if l.offload, err = ggml.InitBackend(mf.backend); err != nil {
 			return nil, fmt.Errorf("backend %q: %w (registered: %s; CUDA devices need a build with -tags cuda)", mf.backend, err, strings.Join(ggml.Backends(), ", "))
@@ -149,9 +160,7 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 	}
 	start := time.Now()
 	if l.model, err = llama.Load(path, opt); err != nil {
-		if l.offload != nil {
-			l.offload.Close()
-		}
+		l.closeBackends()
 		return nil, err
 	}
 	l.elapsed = time.Since(start)
