@@ -142,7 +142,7 @@ static bool send_only(struct rpc_conn * c, uint8_t cmd, const void * req, size_t
 
 // --- tensors on the wire ---
 
-static const char * rpc_buffer_get_name(ggml_backend_buffer_t buffer);
+GGML_CALL static const char * rpc_buffer_get_name(ggml_backend_buffer_t buffer);
 
 static bool is_rpc_buffer(ggml_backend_buffer_t b) {
     return b != NULL && b->iface.get_name == rpc_buffer_get_name;
@@ -207,12 +207,12 @@ static bool needs_server_size(const struct ggml_tensor * t) {
 
 // --- buffers ---
 
-static const char * rpc_buffer_get_name(ggml_backend_buffer_t buffer) {
+GGML_CALL static const char * rpc_buffer_get_name(ggml_backend_buffer_t buffer) {
     struct rpc_buf * b = buffer->context;
     return b->conn->name;
 }
 
-static void rpc_buffer_free(ggml_backend_buffer_t buffer) {
+GGML_CALL static void rpc_buffer_free(ggml_backend_buffer_t buffer) {
     struct rpc_buf * b = buffer->context;
     struct rpc_conn * c = b->conn;
     uint8_t req[8];
@@ -233,12 +233,12 @@ static void rpc_buffer_free(ggml_backend_buffer_t buffer) {
     conn_unref(c);
 }
 
-static void * rpc_buffer_get_base(ggml_backend_buffer_t buffer) {
+GGML_CALL static void * rpc_buffer_get_base(ggml_backend_buffer_t buffer) {
     struct rpc_buf * b = buffer->context;
     return (void *) (uintptr_t) b->base;
 }
 
-static void rpc_buffer_init_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor) {
+GGML_CALL static void rpc_buffer_init_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor) {
     struct rpc_buf * b = buffer->context;
     if (!needs_server_size(tensor)) {
         return;
@@ -249,7 +249,7 @@ static void rpc_buffer_init_tensor(ggml_backend_buffer_t buffer, struct ggml_ten
     }
 }
 
-static void rpc_buffer_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, const void * data,
+GGML_CALL static void rpc_buffer_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, const void * data,
                                   size_t offset, size_t size) {
     struct rpc_buf * b = buffer->context;
     struct rpc_conn * c = b->conn;
@@ -271,7 +271,7 @@ static void rpc_buffer_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tens
     send_only(c, RPC_CMD_SET_TENSOR, req, RPC_TENSOR_SIZE + 8, data, size);
 }
 
-static void rpc_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor * tensor, void * data,
+GGML_CALL static void rpc_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor * tensor, void * data,
                                   size_t offset, size_t size) {
     struct rpc_buf * b = buffer->context;
     uint8_t req[RPC_TENSOR_SIZE + 16];
@@ -286,7 +286,7 @@ static void rpc_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct ggm
     }
 }
 
-static bool rpc_buffer_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor * src, struct ggml_tensor * dst) {
+GGML_CALL static bool rpc_buffer_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor * src, struct ggml_tensor * dst) {
     struct rpc_buf * b = buffer->context;
     if (!is_rpc_buffer(src->buffer) || ((struct rpc_buf *) src->buffer->context)->conn != b->conn) {
         return false;
@@ -299,7 +299,7 @@ static bool rpc_buffer_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggm
     return call(b->conn, RPC_CMD_COPY_TENSOR, req, sizeof(req), &result, 1) && result == 1;
 }
 
-static void rpc_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
+GGML_CALL static void rpc_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     struct rpc_buf * b = buffer->context;
     uint8_t req[9];
     rpc_put_u64(req, b->handle);
@@ -321,7 +321,7 @@ static const struct ggml_backend_buffer_i rpc_buffer_iface = {
 
 // --- buffer type ---
 
-static const char * rpc_buft_get_name(ggml_backend_buffer_type_t buft) {
+GGML_CALL static const char * rpc_buft_get_name(ggml_backend_buffer_type_t buft) {
     struct rpc_conn * c = buft->context;
     return c->name;
 }
@@ -365,11 +365,11 @@ static ggml_backend_buffer_t alloc_on(struct rpc_conn * c, ggml_backend_buffer_t
     return buf;
 }
 
-static ggml_backend_buffer_t rpc_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+GGML_CALL static ggml_backend_buffer_t rpc_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
     return alloc_on(buft->context, buft, size);
 }
 
-static size_t rpc_buft_get_alignment(ggml_backend_buffer_type_t buft) {
+GGML_CALL static size_t rpc_buft_get_alignment(ggml_backend_buffer_type_t buft) {
     struct rpc_conn * c = buft->context;
     return (size_t) c->alignment;
 }
@@ -396,13 +396,13 @@ static size_t alloc_size_on(struct rpc_conn * c, const struct ggml_tensor * tens
     return (size_t) rpc_get_u64(rep);
 }
 
-static size_t rpc_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
+GGML_CALL static size_t rpc_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
     return alloc_size_on(buft->context, tensor);
 }
 
-static bool rpc_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend);
+GGML_CALL static bool rpc_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend);
 
-static bool rpc_buft_is_host(ggml_backend_buffer_type_t buft) {
+GGML_CALL static bool rpc_buft_is_host(ggml_backend_buffer_type_t buft) {
     (void) buft;
     return false;
 }
@@ -418,12 +418,12 @@ static const struct ggml_backend_buffer_type_i rpc_buft_iface = {
 
 // --- backend ---
 
-static const char * rpc_backend_get_name(ggml_backend_t backend) {
+GGML_CALL static const char * rpc_backend_get_name(ggml_backend_t backend) {
     struct rpc_conn * c = backend->context;
     return c->name;
 }
 
-static void rpc_backend_free(ggml_backend_t backend) {
+GGML_CALL static void rpc_backend_free(ggml_backend_t backend) {
     struct rpc_conn * c = backend->context;
     free(backend);
     conn_unref(c);
@@ -431,7 +431,7 @@ static void rpc_backend_free(ggml_backend_t backend) {
 
 static ggml_backend_buffer_type_t endpoint_buft(struct rpc_endpoint * ep);
 
-static ggml_backend_buffer_type_t rpc_backend_get_default_buffer_type(ggml_backend_t backend) {
+GGML_CALL static ggml_backend_buffer_type_t rpc_backend_get_default_buffer_type(ggml_backend_t backend) {
     struct rpc_conn * c = backend->context;
     return c->ep != NULL ? endpoint_buft(c->ep) : &c->buft;
 }
@@ -440,7 +440,7 @@ bool ggml_backend_is_rpc(ggml_backend_t backend) {
     return backend != NULL && backend->iface.get_name == rpc_backend_get_name;
 }
 
-static bool rpc_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend) {
+GGML_CALL static bool rpc_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend) {
     return ggml_backend_is_rpc(backend) && backend->context == buft->context;
 }
 
@@ -624,7 +624,7 @@ fail:
     return NULL;
 }
 
-static bool rpc_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
+GGML_CALL static bool rpc_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     struct rpc_conn * c = backend->context;
     size_t size = 0;
     uint8_t * msg = serialize_graph(c, cgraph, &size);
@@ -670,7 +670,7 @@ static bool tensor_expressible(const struct ggml_tensor * t) {
     return true;
 }
 
-static bool rpc_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) {
+GGML_CALL static bool rpc_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) {
     (void) backend;
     uint32_t wop;
     int32_t params[RPC_MAX_OP_PARAMS / 4];
@@ -922,11 +922,11 @@ static struct rpc_conn * endpoint_conn(struct rpc_endpoint * ep) {
     return c;
 }
 
-static const char * ep_buft_get_name(ggml_backend_buffer_type_t buft) {
+GGML_CALL static const char * ep_buft_get_name(ggml_backend_buffer_type_t buft) {
     return ((struct rpc_endpoint *) buft->context)->name + sizeof(((struct rpc_endpoint *) 0)->name) / 2;
 }
 
-static ggml_backend_buffer_t ep_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+GGML_CALL static ggml_backend_buffer_t ep_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
     struct rpc_conn * c = endpoint_conn(buft->context);
     if (c == NULL) {
         return NULL;
@@ -936,11 +936,11 @@ static ggml_backend_buffer_t ep_buft_alloc_buffer(ggml_backend_buffer_type_t buf
     return b;
 }
 
-static size_t ep_buft_get_alignment(ggml_backend_buffer_type_t buft) {
+GGML_CALL static size_t ep_buft_get_alignment(ggml_backend_buffer_type_t buft) {
     return (size_t) ((struct rpc_endpoint *) buft->context)->alignment;
 }
 
-static size_t ep_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
+GGML_CALL static size_t ep_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * tensor) {
     if (!needs_server_size(tensor)) {
         return ggml_nbytes(tensor);
     }
@@ -953,7 +953,7 @@ static size_t ep_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const stru
     return n;
 }
 
-static bool ep_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend) {
+GGML_CALL static bool ep_buft_supports_backend(ggml_backend_buffer_type_t buft, ggml_backend_t backend) {
     return ggml_backend_is_rpc(backend) && ((struct rpc_conn *) backend->context)->ep == buft->context;
 }
 
@@ -966,7 +966,7 @@ static const struct ggml_backend_buffer_type_i ep_buft_iface = {
     /* .is_host          = */ rpc_buft_is_host,
 };
 
-static ggml_backend_t reg_init(const char * params, void * user_data) {
+GGML_CALL static ggml_backend_t reg_init(const char * params, void * user_data) {
     (void) params;
     return ggml_backend_rpc_init(((struct rpc_endpoint *) user_data)->name);
 }
