@@ -154,6 +154,20 @@ prepare() {
     GOMODCACHE=$root/$devtools/gomod GOFLAGS=-modcacherw "$go" mod download
     rm -f "$devtools"/gomod/cache/download/*/*/@v/*.zip "$devtools"/gomod/cache/download/*/*/*/@v/*.zip
     rm -rf "$devtools"/gomod/cache/download/sumdb
+    #    only the modules whose packages the device's `go test` builds keep their sources (the
+    #    others, e.g. the server's and the chat templates' dependencies, keep their .mod files,
+    #    which loading the module graph needs)
+    local keep
+    keep=$(GOMODCACHE=$root/$devtools/gomod GOPROXY=off GOFLAGS=-mod=readonly "$go" list -deps -test \
+        -tags 'cuda cudaemu' -f '{{with .Module}}{{if not .Main}}{{.Path}}@{{.Version}}{{end}}{{end}}' \
+        . ./cuda/ ./cmd/ggml-demo/ | sed 's/[A-Z]/!\L&/g' | sort -u) # the cache's case encoding
+    local dir rel
+    while IFS= read -r dir; do
+        rel=${dir#"$devtools"/gomod/}
+        if ! grep -qxF "$rel" <<<"$keep"; then
+            chmod -R u+w "$dir" && rm -rf "$dir"
+        fi
+    done < <(find "$devtools/gomod" -path "$devtools/gomod/cache" -prune -o -type d -name '*@*' -print -prune)
     # 3. the public conformance suite (the device gets no ../shared)
     if [ -x ../shared/conformance/run ]; then
         mkdir -p "$devtools/conformance"
