@@ -10,24 +10,28 @@ try {
   page.on("pageerror", e => { console.error("page error:", e.message); process.exitCode = 1; });
   await page.goto(base + "/");
   await page.fill("#key", key);
-  await page.fill("#max", "60");
+  await page.fill("#max", "200");
   await page.fill("#temp", "0");
   await page.fill("#prompt", "func main() {");
-  await page.press("#prompt", "Enter");
-  // sample the reply's length while it streams
-  const lengths = await page.evaluate(async () => {
-    const seen = [];
-    const t0 = Date.now();
-    while (Date.now() - t0 < 60000) {
+  // record every change of the reply's length as the page renders it (a MutationObserver sees
+  // each piece, however fast the server generates; polling could miss them all)
+  await page.evaluate(() => {
+    window.__lens = [];
+    new MutationObserver(() => {
       const el = document.querySelector(".assistant");
-      if (el) {
-        const n = el.textContent.length;
-        if (n > 0 && seen[seen.length - 1] !== n) seen.push(n);
-        if (el.classList.contains("done") || el.classList.contains("error")) return { seen, done: el.classList.contains("done"), text: el.textContent };
-      }
-      await new Promise(r => setTimeout(r, 5));
-    }
-    return { seen, done: false, text: "" };
+      if (!el) return;
+      const n = el.textContent.length;
+      if (n > 0 && window.__lens[window.__lens.length - 1] !== n) window.__lens.push(n);
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  await page.press("#prompt", "Enter");
+  await page.waitForFunction(() => {
+    const el = document.querySelector(".assistant");
+    return el && (el.classList.contains("done") || el.classList.contains("error"));
+  }, null, { timeout: 60000 });
+  const lengths = await page.evaluate(() => {
+    const el = document.querySelector(".assistant");
+    return { seen: window.__lens, done: el.classList.contains("done"), text: el.textContent };
   });
   await page.screenshot({ path: shot });
   console.log(`reply: ${JSON.stringify(lengths.text)}; lengths seen while streaming: ${lengths.seen.join(",")}`);
