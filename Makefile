@@ -47,7 +47,10 @@ TEST_BINS := $(patsubst ggml/tests/%.c,$(BUILD)/bin/%,$(TEST_SRCS))
 .PHONY: all lib test test-slow test-c test-go vet nocgo fmt fmt-check clean
 all: lib
 
-lib: $(BUILD)/libggml.a
+# the library's objects compile in parallel (one job per core) even from a plain `make test`
+NPROC ?= $(shell nproc 2>/dev/null || echo 2)
+lib:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/libggml.a
 
 $(BUILD)/libggml.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -93,8 +96,13 @@ vet:
 nocgo:
 	CGO_ENABLED=0 $(GO) build ./...
 
+# -short: a slow test (one that asks testing.Short()) skips or shortens itself here; make
+# test-slow runs those tests in full (tools/slowtests lists them), and .ci/run runs both
 test-go:
-	$(GO) test ./...
+	$(GO) test -short ./...
+
+test-slow:
+	GO=$(GO) sh scripts/test-slow.sh
 
 # every public C function is wrapped by the Go package or allowlisted with a reason, and every
 # buffer(-type) vtable entry has a GGML_CALL trampoline in csrc/ (tools/apicheck)
