@@ -110,7 +110,15 @@ test-slow:
 apicheck:
 	$(GO) run ./tools/apicheck
 
-test: fmt-check vet nocgo apicheck test-c test-go
+# the Go static checks and the C tests run side by side (the cgo build of the CPU kernels, one
+# package, compiles its files one after another; make builds the same files for the C tests on
+# the other core meanwhile), each one's output kept together; then the Go tests
+.PHONY: check-go
+check-go: vet nocgo apicheck
+
+test: fmt-check
+	@$(MAKE) --no-print-directory -j2 --output-sync=target check-go test-c
+	@$(MAKE) --no-print-directory test-go
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/libggml.a
