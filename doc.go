@@ -22,7 +22,7 @@
 // A Context is an arena of tensor metadata (and, unless NoAlloc, of tensor data). Every graph
 // operation is a Context method with a Go name (ctx.MulMat, ctx.SoftMaxExt, ctx.Rope,
 // ctx.AddInplace, ctx.View2D, ctx.Permute, ...); they are generated from ggml/include/ggml.h
-// (ops_gen.go, see build/genops). A Graph orders the nodes to compute. A Backend computes graphs
+// (ops_gen.go, see tools/genops). A Graph orders the nodes to compute. A Backend computes graphs
 // (NewCPU, InitBackend("CPU:threads=2"), Backends lists the registry); its memory comes in
 // Buffers of a BufferType; AllocContextTensors, TensorAllocator and GraphAllocator place
 // tensors in buffers. Data moves with the typed accessors (SetFloat32/Float32, Float16, Int32,

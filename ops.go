@@ -4,7 +4,7 @@ package ggml
 
 // The graph-operation constructors are generated from ggml/include/ggml.h into ops_gen.go:
 //
-//go:generate go run ./build/genops
+//go:generate go run ./tools/genops
 
 /*
 #include "ggml_go.h"

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestOpsGenUpToDate fails when ops_gen.go differs from what build/genops generates from
+// TestOpsGenUpToDate fails when ops_gen.go differs from what tools/genops generates from
 // ggml/include/ggml.h (run `go generate .` after changing the header).
 func TestOpsGenUpToDate(t *testing.T) {
 	if testing.Short() {
@@ -22,7 +22,7 @@ func TestOpsGenUpToDate(t *testing.T) {
 		t.Skip("no go tool in PATH")
 	}
 	out := filepath.Join(t.TempDir(), "ops_gen.go")
-	cmd := exec.Command(goTool, "run", "./build/genops", "-out", out)
+	cmd := exec.Command(goTool, "run", "./tools/genops", "-out", out)
 	msg, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", msg)
 	want, err := os.ReadFile(out)

@@ -179,6 +179,9 @@ func TestMemoryBounded(t *testing.T) {
 // Random constrained generation over a fake vocabulary always yields sentences of the
 // grammar, which an independent parser accepts too.
 func TestConstrainedGenerationProperty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	v, _ := fakeVocab(t, 3000, 7)
 	listRE := regexp.MustCompile(`^\[((([a-z]+)|("[^"\n]*"))(, (([a-z]+)|("[^"\n]*")))*)?\]$`)
 	for _, tc := range []struct {

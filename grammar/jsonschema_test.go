@@ -107,6 +107,9 @@ func TestJSONSchemaErrors(t *testing.T) {
 
 // Outputs generated under a schema's grammar validate against the schema.
 func TestJSONSchemaGenerationValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	v, _ := fakeVocab(t, 3000, 11)
 	for _, tc := range schemaTables {
 		g := MustParse(mustGBNF(tc.schema))

@@ -47,6 +47,9 @@ func refFormat(t *testing.T, path string) string {
 // the greedy continuation against llama.cpp c392e5094 by the README's rules. GGML_ARCH
 // selects models by file-name prefix (e.g. GGML_ARCH=gemma2).
 func TestArchReferenceLogits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	dir := archDir(t)
 	refs, err := filepath.Glob(filepath.Join(dir, "*.ref.*.json"))
 	require.NoError(t, err)

@@ -140,6 +140,9 @@ func TestArchOffloadThroughScheduler(t *testing.T) {
 // compute what the single-node path computes: with groups of 2 and 3, the MoE references of
 // shared/models/arch (4 experts, top 2, renormalized or not) still pass.
 func TestMoEGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	dir := filepath.Join("..", "..", "shared", "models", "arch")
 	if _, err := os.Stat(filepath.Join(dir, "mixtral-f16.gguf")); err != nil {
 		t.Skip("shared/models/arch not found")

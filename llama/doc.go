@@ -44,4 +44,4 @@
 // or F32 KV cache, the last layers offloaded to a second backend through a Scheduler.
 package llama
 
-//go:generate go run ../build/genops -stubs-only .
+//go:generate go run ../tools/genops -stubs-only .

@@ -157,6 +157,9 @@ func TestGenerate(t *testing.T) {
 // A grammar constraint shapes the output; when the grammar is complete only an
 // end-of-generation token may follow, and the generation ends with FinishEOS.
 func TestGenerateWithGrammar(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	leakCheck(t)
 	m, err := Load(tinyModel(t, RandomConfig{Seed: 17}), Options{Threads: 2})
 	require.NoError(t, err)

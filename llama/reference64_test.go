@@ -290,6 +290,9 @@ func nmse(a []float32, b []float64) float64 {
 // positions; the float cases differ by float32 rounding only (a RoPE base of 10500 instead of
 // 10000 costs about 1e-4).
 func TestForwardMatchesFloat64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	for _, tc := range []struct {
 		name  string
 		cfg   RandomConfig

@@ -31,6 +31,9 @@ func modelsDir(t *testing.T) string {
 // TestReferenceLogits runs every public model on every reference prompt and checks the
 // logits and the greedy continuation against llama.cpp's by the README's rules.
 func TestReferenceLogits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	dir := modelsDir(t)
 	refs, err := filepath.Glob(filepath.Join(dir, "public-*.ref.*.json"))
 	require.NoError(t, err)

@@ -11,7 +11,7 @@
 #                          (9 graph sessions differ in the last bits; doc/rpc.md), so it never
 #                          fails; test-rpc replays every session with a float tolerance instead
 #   make conformance-rpc   the op-conformance suite on an RPC device (client and server in one
-#                          process, build/conformance-rpc.sh)
+#                          process, scripts/conformance-rpc.sh)
 #   make rpc-tables        regenerate ggml/src/rpc/rpc-tables.h from both enumerations
 
 RPC_SRCS := $(wildcard ggml/src/rpc/*.c)
@@ -45,7 +45,7 @@ replay-rpc:
 	[ $$rc = 0 ] || echo "replay-rpc: differences above (float data in the last bits is expected, doc/rpc.md)"
 
 conformance-rpc: lib
-	sh build/conformance-rpc.sh $(CONFORMANCE)
+	sh scripts/conformance-rpc.sh $(CONFORMANCE)
 
 rpc-tables:
 	cd ggml/src/rpc && python3 gen_tables.py ../../include/ggml.h ../../../$(RPC_GOLDEN)/ops.json \

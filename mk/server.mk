@@ -15,7 +15,7 @@ test-server-race:
 
 # Real clients: the official openai npm package and the chat page in headless Chromium
 # (playwright-core), then SIGTERM. npm packages go to a temporary folder; Debian's chromium
-# is installed with apt-get when missing. Needs Node, npm and the npm registry.
+# comes from scripts/ci-install.sh chromium. Needs Node, npm and the npm registry.
 test-server-clients:
 	bash scripts/server/clients-test.sh all
 

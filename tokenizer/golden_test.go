@@ -71,6 +71,9 @@ func upstreamPairs(t *testing.T, vocab string) ([]string, [][]int32) {
 // TestUpstreamVocabPairs reproduces every upstream test pair of llama.cpp's vocab files
 // exactly (add_special false, parse_special false, as test-tokenizer-0 does).
 func TestUpstreamVocabPairs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	files, _ := filepath.Glob(filepath.Join(archDir, "vocab", "ggml-vocab-*.gguf"))
 	if len(files) == 0 {
 		t.Skipf("the shared vocab files are not here (%s)", archDir)

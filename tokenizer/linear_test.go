@@ -22,6 +22,9 @@ func countOps(tok *Tokenizer, text string) (ops, tokens int) {
 // pairs, so there are at most about 3n pushes and as many pops. An O(n²) rescan would fail
 // the ratio check.
 func TestLinearOnRepeats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	spm := llamaVocab(t)
 	bpe, _ := bpeTokenizer(t)
 	const small = 1 << 14

@@ -25,4 +25,4 @@
 // available.
 package train
 
-//go:generate go run ../build/genops -stubs-only .
+//go:generate go run ../tools/genops -stubs-only .

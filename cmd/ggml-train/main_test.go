@@ -78,6 +78,9 @@ func TestTrainAndResume(t *testing.T) {
 }
 
 func TestTimeBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	root := corpus(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var log bytes.Buffer
@@ -91,6 +94,9 @@ func TestTimeBudget(t *testing.T) {
 }
 
 func TestMaxTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test-slow runs it")
+	}
 	root := corpus(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var log bytes.Buffer

@@ -39,11 +39,10 @@ METAL_EMU_OBJS  := $(patsubst metal/%.m,$(METAL_EMU_BUILD)/obj/%.o,$(METAL_HOST_
 .PHONY: metal-emu metal-deps
 
 metal-deps:
-	@if ! command -v gnustep-config >/dev/null 2>&1 || ! command -v clang >/dev/null 2>&1 || \
-	    ! [ -x "$$(gcc -print-prog-name=cc1obj)" ]; then \
-		echo "metal-deps: installing gobjc libgnustep-base-dev clang"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gobjc libgnustep-base-dev clang; \
-	fi
+	@$(call require,gnustep-config,libgnustep-base-dev)
+	@$(call require,clang,clang)
+	@[ -x "$$(gcc -print-prog-name=cc1obj)" ] || \
+		{ echo "missing the Objective-C compiler: run scripts/ci-install.sh metal (or apt-get install gobjc)" >&2; exit 1; }
 
 metal-emu: $(METAL_EMU_LIB) $(METAL_SOURCE_OBJ)
 

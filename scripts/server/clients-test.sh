@@ -2,7 +2,7 @@
 # Tests cmd/ggml-server with real clients: the official openai npm package (chat streamed and
 # not, completions, embeddings, json_schema output, error cases) and the chat page in headless
 # Chromium (playwright-core), then SIGTERM (the server must drain and exit 0).
-# npm packages go to a temporary folder; Chromium comes from Debian (apt-get) when missing.
+# npm packages go to a temporary folder; Chromium is Debian's (scripts/ci-install.sh chromium).
 # Usage: scripts/server/clients-test.sh [openai|page|all]   (default all)
 # Env: SCREENSHOT=path (default: the temporary folder, printed), CHROMIUM=path.
 set -euo pipefail
@@ -23,10 +23,8 @@ pkgs="openai@7"
 if [ "$what" != openai ]; then
 	pkgs="$pkgs playwright-core@1"
 	if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
-		echo "== installing Debian's chromium"
-		sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-		$sudo apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+		echo "missing chromium: run scripts/ci-install.sh chromium (or set CHROMIUM=/path/to/chromium)" >&2
+		exit 1
 	fi
 	export CHROMIUM=${CHROMIUM:-$(command -v chromium)}
 fi

@@ -2,7 +2,7 @@
 // ggml_backend_cpu_init()) on an RPC device instead: linked with -Wl,--wrap=ggml_backend_cpu_init
 // and -Wl,--wrap=ggml_backend_cpu_set_n_threads, each backend the harness creates is our RPC
 // client talking, through a socket pair, to our RPC server serving a real CPU backend on a
-// thread of this process (build/conformance-rpc.sh, make conformance-rpc).
+// thread of this process (scripts/conformance-rpc.sh, make conformance-rpc).
 
 #include "ggml-backend.h"
 #include "ggml-rpc.h"

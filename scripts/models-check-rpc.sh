@@ -5,7 +5,7 @@
 # every model x prompt and checks the outputs with shared/models/compare.py, as models-check.sh
 # does for local runs. Stops the servers.
 # Needs Python 3 with numpy (PYTHON).
-# usage: build/models-check-rpc.sh [MODELS_DIR]   (default ../shared/models)
+# usage: scripts/models-check-rpc.sh [MODELS_DIR]   (default ../shared/models)
 set -eu
 MODELS=${1:-${GGML_MODELS_DIR:-../shared/models}}
 PYTHON=${PYTHON:-python3}

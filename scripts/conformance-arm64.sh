@@ -2,7 +2,7 @@
 # conformance-arm64.sh - the public conformance suite against the arm64 library, run under
 # qemu-user on an x86-64 machine (make conformance-arm64).
 #
-# usage: build/conformance-arm64.sh CONFORMANCE_DIR LIBGGML_A [filter]
+# usage: scripts/conformance-arm64.sh CONFORMANCE_DIR LIBGGML_A [filter]
 #
 # The harness (conform.c) is cross-compiled against the arm64 static library in a temporary
 # directory (nothing is written to CONFORMANCE_DIR), run under qemu with every case isolated, and

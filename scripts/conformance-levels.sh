@@ -2,7 +2,7 @@
 # conformance-levels.sh - the public conformance suite once per SIMD dispatch level
 # (make conformance-levels).
 #
-# usage: build/conformance-levels.sh [CONFORMANCE_DIR] [filter]
+# usage: scripts/conformance-levels.sh [CONFORMANCE_DIR] [filter]
 #
 # Runs CONFORMANCE_DIR/run (default ../shared/conformance) from the repository root with
 # GGML_X_CPU_LEVEL=scalar, =avx2 and unset (the detected level), prints the count of each run

@@ -3,7 +3,7 @@
 # talking to our RPC server (serving the CPU backend) through a socket pair, in one process
 # (ggml/src/rpc/tests/conform-shim.c; make conformance-rpc).
 #
-# usage: build/conformance-rpc.sh [CONFORMANCE_DIR] [filter]
+# usage: scripts/conformance-rpc.sh [CONFORMANCE_DIR] [filter]
 #
 # Every case the RPC backend supports must match the reference outputs; cases it does not
 # support (ops with no peer in the server's ggml: supports_op says no, the harness records

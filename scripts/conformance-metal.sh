@@ -2,7 +2,7 @@
 # conformance-metal.sh - the public op-conformance suite computed on the Metal backend instead
 # of the CPU (make conformance-metal-emu: the Metal emulator of metal/emu on Linux).
 #
-# usage: build/conformance-metal.sh METAL_LIB "EXTRA_OBJS" "LDLIBS" [CONFORMANCE_DIR] [filter]
+# usage: scripts/conformance-metal.sh METAL_LIB "EXTRA_OBJS" "LDLIBS" [CONFORMANCE_DIR] [filter]
 #
 # The harness creates its backend with ggml_backend_cpu_init(); metal/tests/conform-shim.c,
 # linked with --wrap, hands it ggml_backend_metal_init() instead. Every case the Metal backend

@@ -8,7 +8,7 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./build/apicheck [-root .] [-allow build/apicheck/allowlist.txt] [-multiplatform] [-v]
+//	go run ./tools/apicheck [-root .] [-allow tools/apicheck/allowlist.txt] [-multiplatform] [-v]
 //
 // It prints "wrapped N of M" and exits with status 1 on any unlisted, unwrapped function, any
 // stale allowlist entry, or any missing trampoline.
@@ -31,7 +31,7 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "repository root")
-	allowPath := flag.String("allow", "build/apicheck/allowlist.txt", "allowlist file (name, then the reason)")
+	allowPath := flag.String("allow", "tools/apicheck/allowlist.txt", "allowlist file (name, then the reason)")
 	multiplatform := flag.Bool("multiplatform", false, "parse with GGML_MULTIPLATFORM defined (GGML_CALL = ms_abi)")
 	verbose := flag.Bool("v", false, "list every function and where it is wrapped")
 	flag.Parse()

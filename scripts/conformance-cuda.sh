@@ -3,7 +3,7 @@
 # (make conformance-cuda-emu: CUDA0 is the host emulator of cuda/emu; with a GPU, make
 # conformance-cuda links the real library).
 #
-# usage: build/conformance-cuda.sh CUDA_LIB "LDLIBS" [CONFORMANCE_DIR] [filter]
+# usage: scripts/conformance-cuda.sh CUDA_LIB "LDLIBS" [CONFORMANCE_DIR] [filter]
 #
 # The harness creates its backend with ggml_backend_cpu_init(); cuda/tests/conform-shim.c,
 # linked with --wrap, hands it ggml_backend_cuda_init(0) instead. Every case the CUDA backend

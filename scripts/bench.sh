@@ -4,7 +4,7 @@
 # bandwidth, all in one run; prints one table with GFLOP/s, GB/s and ratios against OpenBLAS and
 # against the reference ggml figures of ../shared/bench/README.md.
 #
-# Usage: build/bench.sh [BENCH_DIR]      (default ../shared/bench)
+# Usage: scripts/bench.sh [BENCH_DIR]      (default ../shared/bench)
 # Environment:
 #   BENCH_RUNS=5       process runs per figure (the figure is the median of their medians)
 #   BENCH_THREADS=2    threads
@@ -35,17 +35,10 @@ fi
 $cc -O2 -std=gnu11 -Iggml/include "$src/bench.c" build/libggml.a -lm -pthread -o "$bin/bench"
 
 have_blas=0
-if ! printf '#include <cblas.h>\nint main(void){return 0;}\n' | $cc -x c - -lopenblas -o "$bin/.blascheck" 2>/dev/null; then
-    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-        echo "bench: installing libopenblas-dev (OpenBLAS comparator)" >&2
-        apt-get install -y libopenblas-dev >/dev/null 2>&1 ||
-            { apt-get update >/dev/null 2>&1 && apt-get install -y libopenblas-dev >/dev/null 2>&1; } || true
-    fi
-fi
 if $cc -O2 "$src/sgemm.c" -lopenblas -o "$bin/sgemm" 2>/dev/null; then
     have_blas=1
 else
-    echo "bench: OpenBLAS not available: no sgemm comparator" >&2
+    echo "bench: OpenBLAS not available: no sgemm comparator (scripts/ci-install.sh bench installs it)" >&2
 fi
 rm -f "$bin/.blascheck"
 

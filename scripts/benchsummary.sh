@@ -5,7 +5,7 @@
 # median, in %), and the median of every other metric (GFLOP/s, GB/s, ms/token, us/node, ...).
 # For statistics proper, feed the same file to benchstat.
 #
-# Usage: build/benchsummary.sh [FILE]      (default: standard input)
+# Usage: scripts/benchsummary.sh [FILE]      (default: standard input)
 set -eu
 
 awk '

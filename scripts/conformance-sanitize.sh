@@ -2,7 +2,7 @@
 # conformance-sanitize.sh - the public conformance suite against a library built with sanitizers
 # (make test-sanitize).
 #
-# usage: build/conformance-sanitize.sh CONFORMANCE_DIR LIB "CC AND FLAGS"
+# usage: scripts/conformance-sanitize.sh CONFORMANCE_DIR LIB "CC AND FLAGS"
 #
 # Copies conform.c, cases_public.inc and compare.go from CONFORMANCE_DIR into a temporary
 # directory (CONFORMANCE_DIR is never written), compiles the harness against LIB with the given

@@ -1,6 +1,6 @@
 #!/bin/sh
 # consumer-check.sh - build this module the way its users do, from a throw-away consumer module
-# in a temporary directory (build/consumer/main.go.txt: relu(W·x) on the CPU; every.go.txt and a
+# in a temporary directory (scripts/consumer/main.go.txt: relu(W·x) on the CPU; every.go.txt and a
 # generated blank import of every library package of the module):
 #
 #   1. module cache: the working tree is packed as a module zip (version v0.0.0-ci) into a local
@@ -41,8 +41,8 @@ printf '{"Version":"%s","Time":"2026-01-01T00:00:00Z"}\n' "$ver" > "$proxy/$ver.
 echo "$ver" > "$proxy/list"
 
 cd "$work/consumer"
-cp "$root/build/consumer/main.go.txt" main.go
-cp "$root/build/consumer/every.go.txt" every.go
+cp "$root/scripts/consumer/main.go.txt" main.go
+cp "$root/scripts/consumer/every.go.txt" every.go
 # a blank import of every library package (not commands, internal or build tools): each must
 # compile for the consumer, with and without cgo
 {

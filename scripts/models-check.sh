@@ -10,7 +10,7 @@
 # reference's) are listed separately as TOKENIZER failures; with TOKENIZER_FAIL_OK=1 they do not fail
 # the run (for a tree whose tokenizer does not yet have a vocabulary's pre-tokenizer or WPM).
 # Needs Python 3 with numpy (Debian: python3-numpy; set PYTHON to that interpreter).
-# usage: build/models-check.sh [MODELS_DIR]   (default ../shared/models; ARCH_ONLY=1 skips shared/models)
+# usage: scripts/models-check.sh [MODELS_DIR]   (default ../shared/models; ARCH_ONLY=1 skips shared/models)
 set -eu
 MODELS=${1:-${GGML_MODELS_DIR:-../shared/models}}
 ARCH="$MODELS/arch"

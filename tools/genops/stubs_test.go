@@ -11,7 +11,7 @@ import (
 
 // StubPackages are the module's packages (relative to its root) with cgo files and generated
 // stubs for builds without cgo. A package with cgo files joins the list with a
-// `//go:generate go run ../build/genops -stubs-only .` line and a hand-written !cgo file
+// `//go:generate go run ../tools/genops -stubs-only .` line and a hand-written !cgo file
 // defining noCgo; TestEveryCgoPackageHasStubs finds one that did not.
 var StubPackages = []string{".", "llama", "train"}
 

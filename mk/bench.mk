@@ -1,0 +1,76 @@
+# mk/bench.mk - benchmarks, included by the Makefile. Speed is reported as ratios to limits
+# measured in the same run (read bandwidth, OpenBLAS), never as timed tests.
+#
+#   make bench         bench-c, bench-decode, bench-matvec and bench-layer (below), then the Go
+#                      benchmarks -> build/bench/go.txt + medians
+#   make bench-c       the shared C harness beside OpenBLAS (scripts/ci-install.sh bench installs it)
+#   make bench-decode  scheduler and engine overheads per node (tools/bench/bench-decode.c)
+#   make bench-matvec  mat-vec of every weight type as a share of the read bandwidth
+#   make bench-layer   one LLaMA-style decode layer per weight type against its floor
+
+.PHONY: bench
+
+# Go benchmarks: -count=BENCH_RUNS (5) runs of every Go benchmark (GO_BENCH=regexp filters,
+# BENCH_TIME=-benchtime, BENCH_THREADS=2 -> GGML_BENCH_THREADS), benchstat-compatible output in
+# build/bench/go.txt, then a table of medians (scripts/benchsummary.sh); bench-c runs first
+bench:
+	@mkdir -p $(BUILD)/bench
+	@echo "bench: Go benchmarks, -count=$(or $(BENCH_RUNS),5), $(or $(GGML_BENCH_THREADS),$(BENCH_THREADS),2) threads (minutes)"
+	@{ GGML_BENCH_THREADS=$(or $(GGML_BENCH_THREADS),$(BENCH_THREADS),2) $(GO) test -run='^$$' -bench='$(or $(GO_BENCH),.)' \
+		-count=$(or $(BENCH_RUNS),5) $(if $(BENCH_TIME),-benchtime=$(BENCH_TIME)) -timeout=0 ./...; \
+		echo $$? > $(BUILD)/bench/.go-rc; } | tee $(BUILD)/bench/go.txt
+	@rc=$$(cat $(BUILD)/bench/.go-rc); rm -f $(BUILD)/bench/.go-rc; \
+		if [ "$$rc" != 0 ]; then echo "bench: Go benchmarks FAILED (exit $$rc)"; exit 1; fi
+	@echo; sh scripts/benchsummary.sh $(BUILD)/bench/go.txt
+	@echo "benchstat-compatible Go results: $(BUILD)/bench/go.txt"
+
+
+# C benchmarks (scripts/bench.sh): ../shared/bench/bench.c linked against build/libggml.a, OpenBLAS
+# cblas_sgemm on the same shapes (libopenblas-dev: scripts/ci-install.sh bench) and the
+# machine's read bandwidth, in one run; one table of GFLOP/s, GB/s and ratios (medians of
+# BENCH_RUNS process runs) plus benchstat-compatible lines in build/bench/results.txt.
+BENCH_DIR ?= ../shared/bench
+.PHONY: bench-c
+bench-c: lib
+	sh scripts/bench.sh $(BENCH_DIR)
+
+bench: bench-c
+
+# decode overheads (tools/bench/bench-decode.c): scheduler cost per node count and graph size (one
+# CPU backend) beside a direct backend compute, and the CPU engine's cost per node at 1 and 2
+# threads. Prints figures only; BENCH_DECODE_ARGS passes e.g. "sched reps=15".
+.PHONY: bench-decode
+$(BUILD)/bin/bench-decode: tools/bench/bench-decode.c tools/bench/benchutil.h $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-decode: $(BUILD)/bin/bench-decode
+	./$(BUILD)/bin/bench-decode $(BENCH_DECODE_ARGS)
+
+bench: bench-decode
+
+# matrix-vector speed of every weight type (tools/bench/bench-matvec.c) as a share of the read bandwidth
+# measured in the same run, at 1 and 2 threads with cold weights; BENCH_MATVEC_ARGS passes e.g.
+# "threads=2 reps=9 types=q4_0,q5_K cols=4".
+.PHONY: bench-matvec
+$(BUILD)/bin/bench-matvec: tools/bench/bench-matvec.c tools/bench/benchutil.h $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-matvec: $(BUILD)/bin/bench-matvec
+	./$(BUILD)/bin/bench-matvec $(BENCH_MATVEC_ARGS)
+
+bench: bench-matvec
+
+# one LLaMA-style decode layer per weight type (tools/bench/bench-layer.c): ms per token against the
+# floor (weight bytes / read bandwidth measured in the same process) at 1 and 2 threads.
+# BENCH_LAYER_ARGS passes e.g. "types=q6_K threads=2 runs=3".
+.PHONY: bench-layer
+$(BUILD)/bin/bench-layer: tools/bench/bench-layer.c tools/bench/benchutil.h $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-layer: $(BUILD)/bin/bench-layer
+	./$(BUILD)/bin/bench-layer $(BENCH_LAYER_ARGS)
+
+bench: bench-layer

@@ -1,0 +1,79 @@
+# mk/reliability.mk - Reliability gates: sanitizers, valgrind, a second compiler
+#
+#   make test-sanitize   the library, every C test and the public conformance suite built with
+#                        ASan + UBSan (gcc, -fno-sanitize-recover=all: any report fails) in
+#                        build/asan/ (scripts/conformance-sanitize.sh; leaks are checked at exit),
+#                        then the Go tests with go test -asan (and UBSan in the cgo code)
+#   make test-valgrind   every C test (the ordinary build) under valgrind --leak-check=full;
+#                        definite or indirect leaks and memory errors fail. GGML_TEST_QUICK=1
+#                        shortens the slow tests (valgrind: scripts/ci-install.sh valgrind)
+#   make test-clang      the library and every C test built with clang -Wall -Wextra -Werror in
+#                        build/clang/ and run, then CC=clang go test ./... (clang:
+#                        scripts/ci-install.sh clang)
+#   make test-stress     the Go stress test (goroutines computing graphs concurrently for
+#                        GGML_STRESS_SECONDS, default 3) and the bad-input inventory under -race
+
+SAN_CC    ?= gcc
+SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g
+SAN_BUILD := $(BUILD)/asan
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+CLANG     ?= clang
+CLANG_BUILD := $(BUILD)/clang
+VALGRIND  ?= valgrind
+VALGRIND_FLAGS ?= -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect
+
+.PHONY: test-sanitize test-sanitize-c test-sanitize-conformance test-sanitize-go \
+        valgrind-tool test-valgrind clang-tool test-clang test-clang-c test-clang-go
+
+test-sanitize-c:
+	@$(SAN_ENV) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CC="$(SAN_CC) $(SAN_FLAGS)" test-c
+
+test-sanitize-conformance:
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CC="$(SAN_CC) $(SAN_FLAGS)" lib
+	@if [ -f $(CONFORMANCE)/conform.c ]; then \
+		$(SAN_ENV) sh scripts/conformance-sanitize.sh $(CONFORMANCE) $(SAN_BUILD)/libggml.a "$(SAN_CC) $(SAN_FLAGS)"; \
+	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
+
+test-sanitize-go:
+	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
+		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan ./...
+
+test-sanitize: test-sanitize-c test-sanitize-conformance test-sanitize-go
+
+valgrind-tool:
+	@$(call require,$(VALGRIND),valgrind)
+
+test-valgrind: valgrind-tool lib
+	@failed=""; \
+	for t in $(TEST_BINS); do \
+		if ! $(MAKE) --no-print-directory $$t; then failed="$$failed $$t(build)"; continue; fi; \
+		echo "== valgrind $$t"; \
+		if ! GGML_TEST_QUICK=1 $(VALGRIND) $(VALGRIND_FLAGS) ./$$t; then failed="$$failed $$t"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "valgrind C tests FAILED:$$failed"; exit 1; fi; \
+	echo "valgrind C tests: all passed"
+
+clang-tool:
+	@$(call require,$(CLANG),clang)
+
+test-clang-c: clang-tool
+	@$(MAKE) --no-print-directory BUILD=$(CLANG_BUILD) CC="$(CLANG) -Werror" test-c
+
+test-clang-go: clang-tool
+	CC=$(CLANG) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" $(GO) test ./...
+
+test-clang: test-clang-c test-clang-go
+
+# a consumer module (a temporary directory outside the repository) that requires this module
+# and uses tensor ops: built and run through a read-only module cache filled from a local
+# GOPROXY (the `go get` path), built and run from `go mod vendor`, and built with CGO_ENABLED=0
+# (it must compile and report ErrNoCgo when run)
+.PHONY: test-consumer
+test-consumer:
+	sh scripts/consumer-check.sh
+
+.PHONY: test-stress
+GGML_STRESS_SECONDS ?= 3
+test-stress:
+	GGML_STRESS_SECONDS=$(GGML_STRESS_SECONDS) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
+		$(GO) test -race -count=1 -run 'TestStress|TestBadInput' -v ./tests/
