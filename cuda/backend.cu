@@ -827,20 +827,20 @@ static cu_op_entry cu_op_lookup(enum ggml_op op) {
         case GGML_OP_GROUP_NORM:    return { ggml_cu_norm_supported, ggml_cu_norm };
         case GGML_OP_SOFT_MAX:      return { ggml_cu_softmax_supported, ggml_cu_softmax };
         case GGML_OP_DIAG_MASK_INF:
-        case GGML_OP_DIAG_MASK_ZERO: return { ggml_cu_diagmask_supported, ggml_cu_diagmask };
+        case GGML_OP_DIAG_MASK_ZERO: return { ggml_cu_diag_supported, ggml_cu_diag };
         case GGML_OP_ROPE:
         case GGML_OP_ALIBI:         return { ggml_cu_rope_supported, ggml_cu_rope };
-        case GGML_OP_GET_ROWS:      return { ggml_cu_getrows_supported, ggml_cu_getrows };
+        case GGML_OP_GET_ROWS:      return { ggml_cu_get_rows_supported, ggml_cu_get_rows };
         case GGML_OP_DUP:
         case GGML_OP_CPY:
         case GGML_OP_CONT:          return { ggml_cu_cpy_supported, ggml_cu_cpy };
-        case GGML_OP_MUL_MAT:       return { ggml_cu_mulmat_supported, ggml_cu_mulmat };
-        case GGML_OP_MUL_MAT_ID:    return { ggml_cu_mulmatid_supported, ggml_cu_mulmatid };
+        case GGML_OP_MUL_MAT:       return { ggml_cu_mul_mat_supported, ggml_cu_mul_mat };
+        case GGML_OP_MUL_MAT_ID:    return { ggml_cu_mul_mat_id_supported, ggml_cu_mul_mat_id };
         case GGML_OP_IM2COL:        return { ggml_cu_im2col_supported, ggml_cu_im2col };
         case GGML_OP_ARGSORT:       return { ggml_cu_argsort_supported, ggml_cu_argsort };
         case GGML_OP_SUM_ROWS:
         case GGML_OP_SUM:
-        case GGML_OP_MEAN:          return { ggml_cu_sumrows_supported, ggml_cu_sumrows };
+        case GGML_OP_MEAN:          return { ggml_cu_reduce_supported, ggml_cu_reduce };
         case GGML_OP_UPSCALE:       return { ggml_cu_upscale_supported, ggml_cu_upscale };
         case GGML_OP_PAD:           return { ggml_cu_pad_supported, ggml_cu_pad };
         case GGML_OP_CONCAT:        return { ggml_cu_concat_supported, ggml_cu_concat };

@@ -309,29 +309,30 @@ __device__ __forceinline__ float cu_block_max(float v, float * shared32) {
     bool ggml_cu_##name##_supported(const ggml_tensor * dst); \
     bool ggml_cu_##name(ggml_cu_ctx & ctx, ggml_tensor * dst);
 
-GGML_CU_FAMILY(unary)    // UNARY, SQR, SQRT, LOG, SCALE, CLAMP, LEAKY_RELU       (unary.cu)
-GGML_CU_FAMILY(binary)   // ADD, SUB, MUL, DIV, ADD1                               (binary.cu)
-GGML_CU_FAMILY(acc)      // ACC, SET                                               (acc.cu)
-GGML_CU_FAMILY(norm)     // NORM, RMS_NORM, GROUP_NORM                             (norm.cu)
-GGML_CU_FAMILY(softmax)  // SOFT_MAX                                               (softmax.cu)
-GGML_CU_FAMILY(diagmask) // DIAG_MASK_INF, DIAG_MASK_ZERO                          (diagmask.cu)
-GGML_CU_FAMILY(rope)     // ROPE, ALIBI                                            (rope.cu)
-GGML_CU_FAMILY(getrows)  // GET_ROWS                                               (getrows.cu)
-GGML_CU_FAMILY(cpy)      // DUP, CPY, CONT                                         (cpy.cu)
-GGML_CU_FAMILY(mulmat)   // MUL_MAT                                                (mulmat.cu)
-GGML_CU_FAMILY(mulmatid) // MUL_MAT_ID                                             (mulmatid.cu)
-GGML_CU_FAMILY(im2col)   // IM2COL                                                 (im2col.cu)
-GGML_CU_FAMILY(argsort)  // ARGSORT                                                (argsort.cu)
-GGML_CU_FAMILY(sumrows)  // SUM_ROWS, SUM, MEAN                                    (sumrows.cu)
-GGML_CU_FAMILY(upscale)  // UPSCALE                                                (upscale.cu)
-GGML_CU_FAMILY(pad)      // PAD                                                    (pad.cu)
-GGML_CU_FAMILY(concat)   // CONCAT                                                 (concat.cu)
-GGML_CU_FAMILY(repeat)   // REPEAT                                                 (repeat.cu)
+// one entry point per family file (file names: doc/op-families.md)
+GGML_CU_FAMILY(unary)       // UNARY, SQR, SQRT, LOG, SCALE, CLAMP, LEAKY_RELU  (unary.cu)
+GGML_CU_FAMILY(binary)      // ADD, SUB, MUL, DIV, ADD1                         (binary.cu)
+GGML_CU_FAMILY(acc)         // ACC, SET                                         (acc.cu)
+GGML_CU_FAMILY(norm)        // NORM, RMS_NORM, GROUP_NORM                       (norm.cu)
+GGML_CU_FAMILY(softmax)     // SOFT_MAX                                         (softmax.cu)
+GGML_CU_FAMILY(diag)        // DIAG_MASK_INF, DIAG_MASK_ZERO                    (diag.cu)
+GGML_CU_FAMILY(rope)        // ROPE, ALIBI                                      (rope.cu)
+GGML_CU_FAMILY(get_rows)    // GET_ROWS                                         (get-rows.cu)
+GGML_CU_FAMILY(cpy)         // DUP, CPY, CONT                                   (cpy.cu)
+GGML_CU_FAMILY(mul_mat)     // MUL_MAT                                          (mul-mat.cu)
+GGML_CU_FAMILY(mul_mat_id)  // MUL_MAT_ID                                       (mul-mat-id.cu)
+GGML_CU_FAMILY(im2col)      // IM2COL                                           (conv.cu)
+GGML_CU_FAMILY(argsort)     // ARGSORT                                          (argsort.cu)
+GGML_CU_FAMILY(reduce)      // SUM_ROWS, SUM, MEAN                              (reduce.cu)
+GGML_CU_FAMILY(upscale)     // UPSCALE                                          (upscale.cu)
+GGML_CU_FAMILY(pad)         // PAD                                              (pad.cu)
+GGML_CU_FAMILY(concat)      // CONCAT                                           (concat.cu)
+GGML_CU_FAMILY(repeat)      // REPEAT                                           (repeat.cu)
 
 #undef GGML_CU_FAMILY
 
 // ---------------------------------------------------------------------------------------------
-// shared by mulmat.cu and mulmatid.cu
+// shared by mul-mat.cu and mul-mat-id.cu
 
 // is `type` a weight type the matrix kernels can dequantize (32-element chunks)?
 bool ggml_cu_mm_weight_type(enum ggml_type type);

@@ -84,7 +84,7 @@ cuda-check: cuda-toolkit
 # The sources that read or write block scales, compiled to PTX that way here (-D__ARM_NEON on
 # x86), must contain no integer <-> half value conversion (cvt.rzi.*.f16 / cvt.rn.f16.[su]*):
 # scales are moved as bits. Part of cuda-check.
-CUDA_FP16_CHECK_SRCS := cuda/getrows.cu cuda/cpy.cu cuda/mulmat.cu cuda/mulmatid.cu
+CUDA_FP16_CHECK_SRCS := cuda/get-rows.cu cuda/cpy.cu cuda/mul-mat.cu cuda/mul-mat-id.cu
 
 .PHONY: cuda-check-arm-fp16
 cuda-check-arm-fp16:

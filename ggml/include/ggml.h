@@ -1471,7 +1471,8 @@ extern "C" {
 
     //
     // training: backward-only ops, attention, loss, automatic differentiation, optimizers
-    // (ggml/src/ops/backward.c, ops/loss.c, ops/flash-attn.c, autodiff.c, cpu/opt.c)
+    // (a backward op lives in its forward op's family files, doc/op-families.md; ops/loss.c,
+    // ops/flash-attn.c, autodiff.c, cpu/opt.c)
     //
 
     // sum of the tiles of a that make up b's shape (the gradient of ggml_repeat)

@@ -88,7 +88,7 @@ static inline void ggml_x_rope_params_set(struct ggml_tensor * t, const struct g
     ggml_x_op_set_i32(t, 13, p->ext ? 1 : 0);
 }
 
-// the YaRN correction dims of p: the one formula is ggml_rope_yarn_corr_dims (ops/attention.c)
+// the YaRN correction dims of p: the one formula is ggml_rope_yarn_corr_dims (ops/rope.c)
 static inline void ggml_x_rope_corr_dims(const struct ggml_x_rope_params * p, float dims[2]) {
     ggml_rope_yarn_corr_dims(p->n_dims, p->n_orig_ctx, p->freq_base, p->beta_fast, p->beta_slow, dims);
 }

@@ -1,4 +1,5 @@
-// ops-get-rows.c - GET_ROWS: gather rows of src0 selected by the I32 indices in src1.
+// ops-get-rows.c - GET_ROWS: gather rows of src0 selected by the I32 indices in src1 (and
+// GET_ROWS_BACK, its gradient, at the end).
 //
 //   dst[:, i10, i11, i12] = src0[:, src1[i10, i11, i12], i11, i12]
 //
@@ -93,4 +94,51 @@ static void get_rows_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor 
 
 const struct ggml_cpu_op ggml_cpu_op_get_rows = {
     .forward = get_rows_forward, .supports = get_rows_supports, .work_size = get_rows_work_size,
+};
+
+// ---------------------------------------------------------------------------------------------
+// GET_ROWS_BACK: threads split the columns, so every thread owns its part of every dst row
+// GET_ROWS_BACK (the gradient of GET_ROWS, F32): dst = 0, then
+// dst[:, b[i], i2, i3] += src0[:, i, i2, i3]; src1 = b (I32).
+
+static bool get_rows_back_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    return a != NULL && b != NULL && a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_I32 &&
+           dst->type == GGML_TYPE_F32 && a->ne[0] == dst->ne[0] && a->ne[1] == b->ne[0] && a->ne[2] == b->ne[1] &&
+           a->ne[3] == b->ne[2] && dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
+}
+
+static void get_rows_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    int64_t c0, c1;
+    rowconv_split(dst->ne[0], cc->ith, cc->nth, &c0, &c1);
+    for (int64_t ir = 0; ir < ggml_nrows(dst); ir++) {
+        char * d = rowconv_row_flat(dst, ir);
+        for (int64_t i0 = c0; i0 < c1; i0++) {
+            ROWCONV_F32_AT(dst, i0, d) = 0.0f;
+        }
+    }
+    for (int64_t i3 = 0; i3 < a->ne[3]; i3++) {
+        for (int64_t i2 = 0; i2 < a->ne[2]; i2++) {
+            for (int64_t i1 = 0; i1 < a->ne[1]; i1++) {
+                const int64_t r = *(const int32_t *) ((const char *) b->data + i1 * b->nb[0] + i2 * b->nb[1] +
+                                                      i3 * b->nb[2]);
+                if (r < 0 || r >= dst->ne[1]) {
+                    continue; // get_rows gave zeros for this index: nothing flows back
+                }
+                const char * s = rowconv_row(a, i1, i2, i3);
+                char * d = rowconv_row(dst, r, i2, i3);
+                for (int64_t i0 = c0; i0 < c1; i0++) {
+                    ROWCONV_F32_AT(dst, i0, d) += ROWCONV_F32_AT(a, i0, s);
+                }
+            }
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_get_rows_back = {
+    .forward  = get_rows_back_forward,
+    .supports = get_rows_back_supports,
 };

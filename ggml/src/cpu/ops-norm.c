@@ -1,4 +1,5 @@
-// ops-norm.c - normalisations: NORM, RMS_NORM, GROUP_NORM (F32).
+// ops-norm.c - normalisations: NORM, RMS_NORM, GROUP_NORM (F32), and RMS_NORM_BACK (the gradient
+// of RMS_NORM) at the end.
 //
 // NORM:       y = (x - mean) / sqrt(var + eps) per row (dim 0)
 // RMS_NORM:   y = x / sqrt(mean(x^2) + eps) per row
@@ -173,4 +174,39 @@ static void group_norm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tenso
 const struct ggml_cpu_op ggml_cpu_op_group_norm = {
     .forward  = group_norm_forward,
     .supports = group_norm_supports,
+};
+
+// ---------------------------------------------------------------------------------------------
+// RMS_NORM_BACK
+// RMS_NORM_BACK (the gradient of RMS_NORM, F32): with r = 1/sqrt(mean(x^2) + eps) per row,
+// dx = r * dy - r^3 * x * mean(x * dy); src0 = x, src1 = dy, f32[0] = eps. Sums in double.
+
+static void rms_norm_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * x = dst->src[0];
+    const struct ggml_tensor * dy = dst->src[1];
+    const double eps = ggml_x_get_op_params_f32(dst, 0);
+    const int64_t ne0 = dst->ne[0];
+    int64_t ir0, ir1;
+    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        const char * xr = rowconv_row_flat(x, ir);
+        const char * gr = rowconv_row_flat(dy, ir);
+        char * d = rowconv_row_flat(dst, ir);
+        double sxx = 0.0, sxg = 0.0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            const double v = ROWCONV_F32_AT(x, i0, xr);
+            sxx += v * v;
+            sxg += v * (double) ROWCONV_F32_AT(dy, i0, gr);
+        }
+        const double r = 1.0 / sqrt(sxx / (double) ne0 + eps);
+        const double c = r * r * r * sxg / (double) ne0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            ROWCONV_F32_AT(dst, i0, d) = (float) (r * (double) ROWCONV_F32_AT(dy, i0, gr) - c * (double) ROWCONV_F32_AT(x, i0, xr));
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_rms_norm_back = {
+    .forward  = rms_norm_back_forward,
+    .supports = rowconv_back_pair_supports,
 };

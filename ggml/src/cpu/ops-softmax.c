@@ -1,4 +1,5 @@
-// ops-softmax.c - SOFT_MAX (F32): dst row = softmax(scale * x + mask row).
+// ops-softmax.c - SOFT_MAX (F32): dst row = softmax(scale * x + mask row); SOFT_MAX_BACK (its
+// gradient) at the end.
 //
 // f32[0] = scale; src1 = optional F32 mask; dst row ir (flattened over dims 1..3) adds mask row
 // ir % mask->ne[1]. The row maximum is subtracted before exponentiation; elements equal to -inf
@@ -103,4 +104,35 @@ const struct ggml_cpu_op ggml_cpu_op_soft_max = {
     .forward   = soft_max_forward,
     .supports  = soft_max_supports,
     .work_size = soft_max_work_size,
+};
+
+// ---------------------------------------------------------------------------------------------
+// SOFT_MAX_BACK
+// SOFT_MAX_BACK (the gradient of SOFT_MAX, F32): dx = y * (dy - sum(dy * y)) per row; src0 = dy,
+// src1 = y. The sum is accumulated in double.
+
+static void soft_max_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * dy = dst->src[0];
+    const struct ggml_tensor * y = dst->src[1];
+    const int64_t ne0 = dst->ne[0];
+    int64_t ir0, ir1;
+    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        const char * gr = rowconv_row_flat(dy, ir);
+        const char * yr = rowconv_row_flat(y, ir);
+        char * d = rowconv_row_flat(dst, ir);
+        double dot = 0.0;
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            dot += (double) ROWCONV_F32_AT(dy, i0, gr) * (double) ROWCONV_F32_AT(y, i0, yr);
+        }
+        for (int64_t i0 = 0; i0 < ne0; i0++) {
+            const double yv = ROWCONV_F32_AT(y, i0, yr);
+            ROWCONV_F32_AT(dst, i0, d) = (float) (yv * ((double) ROWCONV_F32_AT(dy, i0, gr) - dot));
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_soft_max_back = {
+    .forward  = soft_max_back_forward,
+    .supports = rowconv_back_pair_supports,
 };

@@ -1,6 +1,6 @@
 // ops-unary.c - element-wise F32 functions: UNARY (abs, sgn, neg, step, tanh, elu, relu, gelu,
 // gelu_quick, silu), SQR, SQRT, LOG, SCALE (f32[0] = s), CLAMP (f32[0] = min, f32[1] = max) and
-// LEAKY_RELU (f32[0] = negative slope).
+// LEAKY_RELU (f32[0] = negative slope); SILU_BACK (the gradient of silu) at the end.
 //
 // dst has src0's shape (it may alias src0 for the inplace variants). Work is split over rows;
 // rows with dense elements run a tight loop, others are gathered through a small buffer, so
@@ -182,3 +182,30 @@ const struct ggml_cpu_op ggml_cpu_op_log = { .forward = log_forward, .supports =
 const struct ggml_cpu_op ggml_cpu_op_scale = { .forward = scale_forward, .supports = rowconv_f32_same_shape };
 const struct ggml_cpu_op ggml_cpu_op_clamp = { .forward = clamp_forward, .supports = rowconv_f32_same_shape };
 const struct ggml_cpu_op ggml_cpu_op_leaky_relu = { .forward = leaky_relu_forward, .supports = rowconv_f32_same_shape };
+
+// ---------------------------------------------------------------------------------------------
+// SILU_BACK
+// SILU_BACK (the gradient of silu, F32): dst = dy * s(x) * (1 + x * (1 - s(x))), s the logistic
+// function; src0 = x, src1 = dy.
+
+static void silu_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * x = dst->src[0];
+    const struct ggml_tensor * dy = dst->src[1];
+    int64_t ir0, ir1;
+    rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        const char * xr = rowconv_row_flat(x, ir);
+        const char * gr = rowconv_row_flat(dy, ir);
+        char * d = rowconv_row_flat(dst, ir);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
+            const double v = ROWCONV_F32_AT(x, i0, xr);
+            const double s = 1.0 / (1.0 + exp(-v));
+            ROWCONV_F32_AT(dst, i0, d) = (float) ((double) ROWCONV_F32_AT(dy, i0, gr) * s * (1.0 + v * (1.0 - s)));
+        }
+    }
+}
+
+const struct ggml_cpu_op ggml_cpu_op_silu_back = {
+    .forward  = silu_back_forward,
+    .supports = rowconv_back_pair_supports,
+};

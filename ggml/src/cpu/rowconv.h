@@ -1,4 +1,4 @@
-// rowconv.h - small helpers shared by the CPU kernel families (dup, binary, get_rows, norm,
+// rowconv.h - small helpers shared by the CPU kernel families (cpy, binary, get_rows, norm,
 // ...): thread split of rows, row addressing, the common "F32 in, same-shape F32 out" support
 // check, converting one row of any float-like type (F32, F16, quantized with type traits) to F32
 // and back, and per-thread scratch carving.
@@ -14,6 +14,8 @@
 #include "../ggml-impl.h"
 #include "ops.h"
 #include "traits.h"
+
+#include <string.h>
 
 // contiguous range [*r0, *r1) of n items for thread ith of nth
 static inline void rowconv_split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
@@ -166,6 +168,40 @@ static inline bool rowconv_f32_same_shape(const struct ggml_tensor * dst) {
     const struct ggml_tensor * src0 = dst->src[0];
     return src0 != NULL && src0->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 &&
            ggml_are_same_shape(src0, dst);
+}
+
+// element i0 of a row of the F32 tensor t (row from rowconv_row / rowconv_row_flat)
+#define ROWCONV_F32_AT(t, i0, row) (*(float *) ((row) + (i0) * (t)->nb[0]))
+
+// the two-operand gradient kernels (SILU_BACK, RMS_NORM_BACK, SOFT_MAX_BACK): src0 and src1 are F32
+// of dst's shape, dst F32
+static inline bool rowconv_back_pair_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * b = dst->src[1];
+    return rowconv_f32_same_shape(dst) && b != NULL && b->type == GGML_TYPE_F32 && ggml_are_same_shape(b, dst);
+}
+
+// a type whose elements can be moved as bytes (valid, not quantized): REPEAT, CONCAT
+static inline bool rowconv_is_movable(enum ggml_type type) {
+    return ggml_x_type_valid(type) && !rowconv_is_quant(type);
+}
+
+// copy n elements of es bytes from s (stride snb0) to d (stride dnb0): REPEAT, CONCAT
+static inline void rowconv_copy_elems(char * d, size_t dnb0, const char * s, size_t snb0, size_t es, int64_t n) {
+    if (snb0 == es && dnb0 == es) {
+        memcpy(d, s, (size_t) n * es);
+        return;
+    }
+    switch (es) {
+        case 4:
+            for (int64_t i = 0; i < n; i++) *(uint32_t *) (d + i * dnb0) = *(const uint32_t *) (s + i * snb0);
+            break;
+        case 2:
+            for (int64_t i = 0; i < n; i++) *(uint16_t *) (d + i * dnb0) = *(const uint16_t *) (s + i * snb0);
+            break;
+        default:
+            for (int64_t i = 0; i < n; i++) memcpy(d + i * dnb0, s + i * snb0, es);
+            break;
+    }
 }
 
 #endif // GGML_X_CPU_ROWCONV_H

@@ -1,5 +1,5 @@
-// binary.c - constructors of the element-wise binary ops: add, add_cast, add1, acc, sub, mul,
-// div and their inplace variants.
+// binary.c - constructors of the element-wise binary ops: add, add_cast, add1, sub, mul, div and
+// their inplace variants.
 
 #include "ops-common.h"
 
@@ -85,36 +85,4 @@ struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a
 
 struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
     return x_add1(ctx, "ggml_add1_inplace", a, b, true);
-}
-
-// copy of a with b added into the window (nb1, nb2, nb3, offset)
-static struct ggml_tensor * x_acc(struct ggml_context * ctx, const char * fn, struct ggml_tensor * a,
-                                  struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset,
-                                  bool inplace) {
-    X_CHECK_CTX(ctx, fn);
-    X_CHECK_TENSOR(ctx, fn, a);
-    X_CHECK_TENSOR(ctx, fn, b);
-    GGML_X_CHECK(ctx, a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32,
-                 "%s: a and b must be F32 (a %s, b %s)", fn, x_type_name(a->type), x_type_name(b->type));
-    if (x_check_window(ctx, fn, a, b, nb1, nb2, nb3, offset) == NULL) {
-        return NULL;
-    }
-    struct ggml_tensor * srcs[2] = { a, b };
-    struct ggml_tensor * result = x_op_like(ctx, fn, GGML_OP_ACC, a, inplace, 2, srcs);
-    if (result == NULL) {
-        return NULL;
-    }
-    const int32_t params[5] = { (int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0 };
-    ggml_x_set_op_params(result, params, sizeof(params));
-    return result;
-}
-
-struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
-                              size_t nb1, size_t nb2, size_t nb3, size_t offset) {
-    return x_acc(ctx, "ggml_acc", a, b, nb1, nb2, nb3, offset, false);
-}
-
-struct ggml_tensor * ggml_acc_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
-                                      size_t nb1, size_t nb2, size_t nb3, size_t offset) {
-    return x_acc(ctx, "ggml_acc_inplace", a, b, nb1, nb2, nb3, offset, true);
 }

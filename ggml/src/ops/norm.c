@@ -1,4 +1,5 @@
-// norm.c - constructors of the normalisations: norm, rms_norm, group_norm (+ inplace).
+// norm.c - constructors of the normalisations: norm, rms_norm, group_norm (+ inplace), and
+// rms_norm_back (the gradient of rms_norm).
 
 #include "ops-common.h"
 
@@ -54,4 +55,16 @@ struct ggml_tensor * ggml_group_norm(struct ggml_context * ctx, struct ggml_tens
 
 struct ggml_tensor * ggml_group_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_groups) {
     return x_group_norm(ctx, "ggml_group_norm_inplace", a, n_groups, true);
+}
+
+struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                        float eps) {
+    const char * fn = "ggml_rms_norm_back";
+    X_CHECK_CTX(ctx, fn);
+    GGML_X_CHECK(ctx, eps >= 0.0f, "%s: eps must be >= 0 (got %g)", fn, (double) eps);
+    struct ggml_tensor * result = x_back_pair(ctx, fn, GGML_OP_RMS_NORM_BACK, a, b, false);
+    if (result != NULL) {
+        ggml_x_set_op_params_f32(result, 0, eps);
+    }
+    return result;
 }

@@ -74,6 +74,16 @@ static inline bool x_is_padded_1d(const struct ggml_tensor * t) {
            t->nb[3] == t->nb[2] * (size_t) t->ne[2];
 }
 
+// dims 2..3 of big are multiples of small's (zero only with zero): mul_mat and out_prod
+static inline bool x_broadcasts_23(const struct ggml_tensor * small, const struct ggml_tensor * big) {
+    for (int i = 2; i < GGML_MAX_DIMS; i++) {
+        if (small->ne[i] == 0 ? big->ne[i] != 0 : big->ne[i] % small->ne[i] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // The strided window of ggml_acc / ggml_set: b's elements placed in a's data at
 // offset + i0*esize + i1*nb1 + i2*nb2 + i3*nb3. Checks the shared preconditions (a dense, a of a
 // non-block type, the strides/offset fit the int32 op_params and are multiples of the element
@@ -152,6 +162,21 @@ static inline struct ggml_tensor * x_op_like(struct ggml_context * ctx, const ch
         return x_op_view(ctx, fn, op, a, n_srcs, srcs);
     }
     return x_op_new(ctx, fn, op, a->type, a->ne, n_srcs, srcs);
+}
+
+// the gradient ops of two same-shape F32 operands (x and the output gradient): silu_back,
+// rms_norm_back, soft_max_back
+static inline struct ggml_tensor * x_back_pair(struct ggml_context * ctx, const char * fn, enum ggml_op op,
+                                               struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, a);
+    X_CHECK_TENSOR(ctx, fn, b);
+    GGML_X_CHECK(ctx, ggml_are_same_shape(a, b), "%s: a and b must have the same shape (a %s, b %s)", fn,
+                 X_SHAPE(a), X_SHAPE(b));
+    GGML_X_CHECK(ctx, a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32, "%s: a and b must be F32 (got %s, %s)",
+                 fn, x_type_name(a->type), x_type_name(b->type));
+    struct ggml_tensor * srcs[2] = { a, b };
+    return x_op_like(ctx, fn, op, a, inplace, 2, srcs);
 }
 
 #endif // GGML_OPS_COMMON_H

@@ -1,5 +1,6 @@
 // unary.c - constructors of the element-wise unary ops: sqr, sqrt, log, the GGML_OP_UNARY family
-// (abs, sgn, neg, step, tanh, elu, relu, gelu, gelu_quick, silu), leaky_relu, scale, clamp.
+// (abs, sgn, neg, step, tanh, elu, relu, gelu, gelu_quick, silu), leaky_relu, scale, clamp, and
+// silu_back (the gradient of silu).
 
 #include "ops-common.h"
 
@@ -132,4 +133,8 @@ struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_tensor * 
     ggml_x_set_op_params_f32(result, 0, min);
     ggml_x_set_op_params_f32(result, 1, max);
     return result;
+}
+
+struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
+    return x_back_pair(ctx, "ggml_silu_back", GGML_OP_SILU_BACK, a, b, false);
 }

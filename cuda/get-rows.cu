@@ -1,4 +1,4 @@
-// getrows.cu - GET_ROWS: dst[:, i10, i11, i12] = src0[:, src1[i10, i11, i12], i11, i12].
+// get-rows.cu - GET_ROWS: dst[:, i10, i11, i12] = src0[:, src1[i10, i11, i12], i11, i12].
 // src1 is I32; an index outside [0, src0->ne[1]) (or i11/i12 outside src0) gives a zero row, as on
 // the CPU. src0 may be any plain type copied as is (dst of the same type), F32/F16 converted to
 // F32/F16, or a quantized weight type dequantized to F32/F16, or copied block for block when dst
@@ -70,7 +70,7 @@ cu_getrows_quant_kernel(cu_t src, cu_t idx, cu_t dst, bool same, int64_t units_p
     }
 }
 
-bool ggml_cu_getrows_supported(const ggml_tensor * dst) {
+bool ggml_cu_get_rows_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * ids = dst->src[1];
     if (a == NULL || ids == NULL || ids->type != GGML_TYPE_I32 || !ggml_x_type_valid(a->type) ||
@@ -99,7 +99,7 @@ bool ggml_cu_getrows_supported(const ggml_tensor * dst) {
     return cu_dq_type(a->type) && cu_is_float(dst->type);
 }
 
-bool ggml_cu_getrows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
+bool ggml_cu_get_rows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * ids = dst->src[1];
     const int64_t nrows = ggml_nrows(dst);

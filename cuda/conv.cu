@@ -1,4 +1,4 @@
-// im2col.cu - IM2COL (i32[0..6] = s0, s1, p0, p1, d0, d1, is_2D): src0 = kernel (only its shape is
+// conv.cu - IM2COL (i32[0..6] = s0, s1, p0, p1, d0, d1, is_2D): src0 = kernel (only its shape is
 // used), src1 = F32 input [IW, IH, IC, N] (2D) or [IW, IC, N] (1D); dst F16 or F32
 // [IC*KH*KW, OW, OH, N] (2D) or [IC*KW, OW, N] (1D). Out-of-image taps are 0. One thread per
 // dst element.

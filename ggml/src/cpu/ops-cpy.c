@@ -1,4 +1,4 @@
-// ops-dup.c - DUP, CPY and CONT: copy src0 into dst element by element in logical order.
+// ops-cpy.c - DUP, CPY and CONT: copy src0 into dst element by element in logical order.
 //
 // Source and destination may have different shapes (same element count) and any strides:
 // element k of the source in logical order (i0 fastest) lands on element k of the destination.

@@ -1,4 +1,4 @@
-// diagmask.metal - DIAG_MASK_INF (F32): element (i0, i1) of every matrix becomes -inf when
+// diag.metal - DIAG_MASK_INF (F32): element (i0, i1) of every matrix becomes -inf when
 // i0 > i[0] (n_past) + i1, else is copied. One threadgroup per row (i1, i2, i3).
 
 kernel void kernel_diag_mask_inf(GGML_METAL_KERNEL_ARGS) {

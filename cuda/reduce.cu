@@ -1,4 +1,4 @@
-// sumrows.cu - SUM_ROWS and MEAN (dst row = sum / mean of the src row) and SUM (one value), on
+// reduce.cu - SUM_ROWS and MEAN (dst row = sum / mean of the src row) and SUM (one value), on
 // F32/F16 inputs and outputs, accumulating in double as the CPU does. One block per row; SUM
 // runs in two passes: up to CU_SUM_PARTS blocks each sum a grid-stride share of the elements into
 // a double partial, then one block adds the partials in a fixed order (deterministic).
@@ -75,7 +75,7 @@ static bool cu_sum(ggml_cu_ctx & ctx, const ggml_tensor * a, ggml_tensor * dst) 
     return CU_LAUNCH_OK();
 }
 
-bool ggml_cu_sumrows_supported(const ggml_tensor * dst) {
+bool ggml_cu_reduce_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     if (a == NULL || !cu_is_float(a->type) || !cu_is_float(dst->type)) {
         return false;
@@ -86,7 +86,7 @@ bool ggml_cu_sumrows_supported(const ggml_tensor * dst) {
     return dst->ne[0] >= 1 && dst->ne[1] == a->ne[1] && dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
 }
 
-bool ggml_cu_sumrows(ggml_cu_ctx & ctx, ggml_tensor * dst) {
+bool ggml_cu_reduce(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     if (dst->op == GGML_OP_SUM) {
         return cu_sum(ctx, a, dst);

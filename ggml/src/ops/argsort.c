@@ -1,4 +1,4 @@
-// sort.c - constructors of the sorting ops: argsort, top_k.
+// argsort.c - constructors of the sorting ops: argsort, top_k.
 
 #include "ops-common.h"
 

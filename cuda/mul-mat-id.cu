@@ -1,4 +1,4 @@
-// mulmatid.cu - MUL_MAT_ID: src0 = ids (I32), src1 = b, src[2 + e] = as[e], i32[0] = id,
+// mul-mat-id.cu - MUL_MAT_ID: src0 = ids (I32), src1 = b, src[2 + e] = as[e], i32[0] = id,
 // i32[1] = n_as. For every src1 row (i11, i12, i13): e = ids[id, i11, i12 % ids->ne2,
 // i13 % ids->ne3] and dst row (i11, i12, i13) = as[e] (batch i12 / r2, i13 / r3) x that row; an
 // expert outside [0, n_as) gives a zero row (as on the CPU).
@@ -34,7 +34,7 @@ cu_mmid_scatter_kernel(const float * yg, const int32_t * rows, int64_t cnt, int6
     }
 }
 
-bool ggml_cu_mulmatid_supported(const ggml_tensor * dst) {
+bool ggml_cu_mul_mat_id_supported(const ggml_tensor * dst) {
     const ggml_tensor * ids = dst->src[0];
     const ggml_tensor * b   = dst->src[1];
     const int32_t id   = ggml_x_get_op_params_i32(dst, 0);
@@ -80,7 +80,7 @@ bool ggml_cu_mulmatid_supported(const ggml_tensor * dst) {
     return dst->nb[0] == sizeof(float);
 }
 
-bool ggml_cu_mulmatid(ggml_cu_ctx & ctx, ggml_tensor * dst) {
+bool ggml_cu_mul_mat_id(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * ids = dst->src[0];
     const ggml_tensor * b   = dst->src[1];
     const ggml_tensor * a0  = dst->src[2];

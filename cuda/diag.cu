@@ -1,4 +1,4 @@
-// diagmask.cu - DIAG_MASK_INF / DIAG_MASK_ZERO (i32[0] = n_past) on F32: in row i1 the elements
+// diag.cu - DIAG_MASK_INF / DIAG_MASK_ZERO (i32[0] = n_past) on F32: in row i1 the elements
 // i0 >= n_past + i1 + 1 become -inf (or 0), the others are copied. Any strides; dst may alias src.
 
 #include "common.cuh"
@@ -13,12 +13,12 @@ cu_diagmask_kernel(cu_t src, cu_t dst, int64_t n_past, float value, int64_t n) {
     }
 }
 
-bool ggml_cu_diagmask_supported(const ggml_tensor * dst) {
+bool ggml_cu_diag_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     return a != NULL && a->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 && cu_same_shape(a, dst);
 }
 
-bool ggml_cu_diagmask(ggml_cu_ctx & ctx, ggml_tensor * dst) {
+bool ggml_cu_diag(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const int64_t n = ggml_nelements(dst);
     if (n == 0) {
         return true;

@@ -1,78 +1,9 @@
-// attention.c - constructors of the attention-related ops: diag_mask_inf/zero, soft_max,
-// soft_max_ext, rope, rope_custom (+ inplace), alibi, and ggml_rope_yarn_corr_dims.
+// rope.c - constructors of the rope family: rope, rope_custom (+ inplace), ggml_x_rope_ext,
+// rope_back, alibi, and ggml_rope_yarn_corr_dims.
 
 #include "ops-common.h"
 
 #include <math.h>
-
-// --- causal masks ----------------------------------------------------------------------------
-
-static struct ggml_tensor * x_diag_mask(struct ggml_context * ctx, const char * fn, enum ggml_op op,
-                                        struct ggml_tensor * a, int n_past, bool inplace) {
-    X_CHECK_CTX(ctx, fn);
-    X_CHECK_TENSOR(ctx, fn, a);
-    struct ggml_tensor * srcs[1] = { a };
-    struct ggml_tensor * result = x_op_like(ctx, fn, op, a, inplace, 1, srcs);
-    if (result == NULL) {
-        return NULL;
-    }
-    ggml_x_set_op_params_i32(result, 0, n_past);
-    return result;
-}
-
-struct ggml_tensor * ggml_diag_mask_inf(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
-    return x_diag_mask(ctx, "ggml_diag_mask_inf", GGML_OP_DIAG_MASK_INF, a, n_past, false);
-}
-
-struct ggml_tensor * ggml_diag_mask_inf_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
-    return x_diag_mask(ctx, "ggml_diag_mask_inf_inplace", GGML_OP_DIAG_MASK_INF, a, n_past, true);
-}
-
-struct ggml_tensor * ggml_diag_mask_zero(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
-    return x_diag_mask(ctx, "ggml_diag_mask_zero", GGML_OP_DIAG_MASK_ZERO, a, n_past, false);
-}
-
-struct ggml_tensor * ggml_diag_mask_zero_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past) {
-    return x_diag_mask(ctx, "ggml_diag_mask_zero_inplace", GGML_OP_DIAG_MASK_ZERO, a, n_past, true);
-}
-
-// --- soft_max --------------------------------------------------------------------------------
-
-// soft_max(a*scale + mask) per row; mask (optional): F32, dense, [a0, m1, 1, 1] with m1 dividing
-// the rows of a. f32[0] = scale, src1 = mask.
-static struct ggml_tensor * x_soft_max(struct ggml_context * ctx, const char * fn, struct ggml_tensor * a,
-                                       struct ggml_tensor * mask, float scale, bool inplace) {
-    X_CHECK_CTX(ctx, fn);
-    X_CHECK_TENSOR(ctx, fn, a);
-    if (mask != NULL) {
-        GGML_X_CHECK(ctx, mask->type == GGML_TYPE_F32, "%s: mask must be F32 (got %s)", fn, x_type_name(mask->type));
-        GGML_X_CHECK(ctx, ggml_is_contiguous(mask), "%s: mask must be contiguous (mask %s)", fn, X_SHAPE(mask));
-        GGML_X_CHECK(ctx, mask->ne[2] == 1 && mask->ne[3] == 1, "%s: mask must be a matrix (mask %s)",
-                     fn, X_SHAPE(mask));
-        GGML_X_CHECK(ctx, mask->ne[0] == a->ne[0] && x_can_repeat(mask, a),
-                     "%s: mask %s does not broadcast over the rows of a %s", fn, X_SHAPE(mask), X_SHAPE(a));
-    }
-    struct ggml_tensor * srcs[2] = { a, mask };
-    struct ggml_tensor * result = x_op_like(ctx, fn, GGML_OP_SOFT_MAX, a, inplace, mask ? 2 : 1, srcs);
-    if (result == NULL) {
-        return NULL;
-    }
-    ggml_x_soft_max_scale_set(result, scale);
-    return result;
-}
-
-struct ggml_tensor * ggml_soft_max(struct ggml_context * ctx, struct ggml_tensor * a) {
-    return x_soft_max(ctx, "ggml_soft_max", a, NULL, 1.0f, false);
-}
-
-struct ggml_tensor * ggml_soft_max_inplace(struct ggml_context * ctx, struct ggml_tensor * a) {
-    return x_soft_max(ctx, "ggml_soft_max_inplace", a, NULL, 1.0f, true);
-}
-
-struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * mask,
-                                       float scale) {
-    return x_soft_max(ctx, "ggml_soft_max_ext", a, mask, scale, false);
-}
 
 // --- rope ------------------------------------------------------------------------------------
 
@@ -190,6 +121,34 @@ GGML_CALL void ggml_rope_yarn_corr_dims(int n_dims, int n_orig_ctx, float freq_b
     const float hi = ceilf(x_yarn_dim(n_dims, n_orig_ctx, beta_slow, freq_base));
     dims[0] = 0.0f > lo ? 0.0f : lo;
     dims[1] = (float) (n_dims - 1) < hi ? (float) (n_dims - 1) : hi;
+}
+
+// the gradient of rope: the rotation by the opposite angles
+struct ggml_tensor * ggml_rope_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                    int n_dims, int mode, int n_ctx, int n_orig_ctx, float freq_base, float freq_scale,
+                                    float ext_factor, float attn_factor, float beta_fast, float beta_slow,
+                                    float xpos_base, bool xpos_down) {
+    const char * fn = "ggml_rope_back";
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, a);
+    X_CHECK_TENSOR(ctx, fn, b);
+    GGML_X_CHECK(ctx, b->type == GGML_TYPE_I32, "%s: b (positions) must be I32 (got %s)", fn, x_type_name(b->type));
+    GGML_X_CHECK(ctx, ggml_is_vector(b) && a->ne[2] == b->ne[0],
+                 "%s: b (positions) must be a vector of a->ne[2] entries (a %s, b %s)", fn, X_SHAPE(a), X_SHAPE(b));
+    GGML_X_CHECK(ctx, n_dims > 0 && ((mode & 4) != 0 || n_dims <= a->ne[0]),
+                 "%s: n_dims (%d) must be in 1..a->ne[0] (%" PRId64 ")", fn, n_dims, a->ne[0]);
+    struct ggml_tensor * srcs[2] = { a, b };
+    struct ggml_tensor * result = x_op_new(ctx, fn, GGML_OP_ROPE_BACK, a->type, a->ne, 2, srcs);
+    if (result == NULL) {
+        return NULL;
+    }
+    const struct ggml_x_rope_params p = {
+        .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .n_orig_ctx = n_orig_ctx,
+        .freq_base = freq_base, .freq_scale = freq_scale, .ext_factor = ext_factor, .attn_factor = attn_factor,
+        .beta_fast = beta_fast, .beta_slow = beta_slow, .xpos_base = xpos_base, .xpos_down = xpos_down,
+    };
+    ggml_x_rope_params_set(result, &p);
+    return result;
 }
 
 // --- alibi -----------------------------------------------------------------------------------

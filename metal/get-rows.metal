@@ -1,4 +1,4 @@
-// getrows.metal - GET_ROWS: dst row (i10, i11) = row src1[i10, i11] (I32) of matrix i11 of
+// get-rows.metal - GET_ROWS: dst row (i10, i11) = row src1[i10, i11] (I32) of matrix i11 of
 // src0 (F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K; i[0] =
 // its type), converted to F32. One threadgroup per
 // dst row; threads stride over i0.

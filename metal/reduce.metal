@@ -1,4 +1,4 @@
-// sumrows.metal - SUM_ROWS (F32): dst[0, i1, i2, i3] = sum over i0 of src0. One threadgroup
+// reduce.metal - SUM_ROWS (F32): dst[0, i1, i2, i3] = sum over i0 of src0. One threadgroup
 // per row, reduced through threadgroup memory (no SIMD-group functions; power-of-two groups).
 
 kernel void kernel_sum_rows(GGML_METAL_KERNEL_ARGS) {

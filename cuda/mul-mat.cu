@@ -1,4 +1,4 @@
-// mulmat.cu - MUL_MAT: dst[i0, i1, i2, i3] = sum_k src0[k, i0, i2 / r2, i3 / r3] * src1[k, i1, i2, i3]
+// mul-mat.cu - MUL_MAT: dst[i0, i1, i2, i3] = sum_k src0[k, i0, i2 / r2, i3 / r3] * src1[k, i1, i2, i3]
 // with r2 = ne12 / ne02, r3 = ne13 / ne03 (src0 broadcast over the batch dimensions).
 //
 //   * F32 / F16 weights: cuBLAS (F32: TF32 tensor cores unless i32[0] = GGML_PREC_F32; F16:
@@ -129,7 +129,7 @@ bool ggml_cu_mm_2d(ggml_cu_ctx & ctx, enum ggml_type wtype, const char * w, size
     if (m == 0 || n == 0) {
         return true;
     }
-    // cuBLAS's int arguments (ggml_cu_mulmat_supported keeps tensors in range; this catches callers)
+    // cuBLAS's int arguments (ggml_cu_mul_mat_supported keeps tensors in range; this catches callers)
     const bool dense_w = wtype == GGML_TYPE_F32 || wtype == GGML_TYPE_F16;
     if (m > INT32_MAX || n > INT32_MAX || k_len > INT32_MAX || ldy > INT32_MAX ||
         (dense_w && w_row_bytes / ggml_type_size(wtype) > (size_t) INT32_MAX)) {
@@ -306,7 +306,7 @@ static bool cu_mm_2d_remote(ggml_cu_ctx & ctx, int device, enum ggml_type wtype,
                                    (size_t) m * sizeof(float), (size_t) n, cudaMemcpyDeviceToDevice, ctx.stream));
 }
 
-bool ggml_cu_mulmat_supported(const ggml_tensor * dst) {
+bool ggml_cu_mul_mat_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     if (a == NULL || b == NULL || dst->type != GGML_TYPE_F32) {
@@ -343,7 +343,7 @@ bool ggml_cu_mulmat_supported(const ggml_tensor * dst) {
     return true;
 }
 
-bool ggml_cu_mulmat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
+bool ggml_cu_mul_mat(ggml_cu_ctx & ctx, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     if (ggml_nelements(dst) == 0) {

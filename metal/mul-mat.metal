@@ -1,4 +1,4 @@
-// mulmat.metal - MUL_MAT with F32 or F16 src1 (i[3] = its type) and F32 dst: dst[i01, i11, i12, i13] = dot(row i01 of
+// mul-mat.metal - MUL_MAT with F32 or F16 src1 (i[3] = its type) and F32 dst: dst[i01, i11, i12, i13] = dot(row i01 of
 // src0 matrix (i12 / r2, i13 / r3), row i11 of src1 matrix (i12, i13)), r2 = ne12/ne02 and
 // r3 = ne13/ne03 broadcasting src0. One SIMD group (32 threads) per dst element; the lanes
 // stride over the row (F32/F16: elements; quantized types: 32-element blocks, each lane

@@ -1,16 +1,6 @@
-// matmul.c - constructors of the matrix products: mul_mat (+ set_prec), mul_mat_id, out_prod.
+// mul-mat.c - constructors of the matrix products: mul_mat (+ set_prec) and mul_mat_id.
 
 #include "ops-common.h"
-
-// dims 2..3 of big are multiples of small's (zero only with zero)
-static bool x_broadcasts_23(const struct ggml_tensor * small, const struct ggml_tensor * big) {
-    for (int i = 2; i < GGML_MAX_DIMS; i++) {
-        if (small->ne[i] == 0 ? big->ne[i] != 0 : big->ne[i] % small->ne[i] != 0) {
-            return false;
-        }
-    }
-    return true;
-}
 
 // a [K, M, a2, a3] (not transposed), b [K, N, b2, b3] with b2 % a2 == 0, b3 % a3 == 0
 static struct ggml_tensor * x_check_mul_mat(struct ggml_context * ctx, const char * fn,
@@ -107,22 +97,4 @@ struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tens
     ggml_x_set_op_params_i32(result, 0, id);
     ggml_x_set_op_params_i32(result, 1, n_as);
     return result;
-}
-
-// sum over k of a[:, k] (outer) b[:, k]: a [M, K, a2, a3], b [N, K, b2, b3] -> [M, N, b2, b3] F32,
-// a's dims 2..3 broadcast over b's
-struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
-    const char * fn = "ggml_out_prod";
-    X_CHECK_CTX(ctx, fn);
-    X_CHECK_TENSOR(ctx, fn, a);
-    X_CHECK_TENSOR(ctx, fn, b);
-    GGML_X_CHECK(ctx, !ggml_is_transposed(a), "%s: a must not be transposed (a %s, nb [%zu,%zu,%zu,%zu])",
-                 fn, X_SHAPE(a), a->nb[0], a->nb[1], a->nb[2], a->nb[3]);
-    GGML_X_CHECK(ctx, a->ne[1] == b->ne[1], "%s: a->ne[1] (%" PRId64 ") != b->ne[1] (%" PRId64 ") (a %s, b %s)",
-                 fn, a->ne[1], b->ne[1], X_SHAPE(a), X_SHAPE(b));
-    GGML_X_CHECK(ctx, x_broadcasts_23(a, b),
-                 "%s: b->ne[2..3] must be multiples of a->ne[2..3] (a %s, b %s)", fn, X_SHAPE(a), X_SHAPE(b));
-    const int64_t ne[GGML_MAX_DIMS] = { a->ne[0], b->ne[0], b->ne[2], b->ne[3] };
-    struct ggml_tensor * srcs[2] = { a, b };
-    return x_op_new(ctx, fn, GGML_OP_OUT_PROD, GGML_TYPE_F32, ne, 2, srcs);
 }
