@@ -521,3 +521,283 @@ func TestRPCUpstreamRefused(t *testing.T) {
 }
 
 var _ = time.Second
+
+// --- a LLaMA decoder layer as llama.cpp of 2026 builds it --------------------------------------------
+
+const (
+	lE    = 64 // n_embd
+	lH    = 4  // heads
+	lHkv  = 2  // kv heads
+	lD    = 16 // head dim
+	lEkv  = lHkv * lD
+	lF    = 128 // n_ff
+	lKV   = 8   // cache cells
+	lEps  = 1e-5
+	lBase = 10000
+)
+
+type layerWeights struct {
+	attnNorm, ffnNorm, wq, wk, wv, wo, wg, wu, wd []float32
+}
+
+func newLayerWeights(r *rand.Rand) *layerWeights {
+	return &layerWeights{
+		attnNorm: randF32(r, lE, 1), ffnNorm: randF32(r, lE, 1),
+		wq: randF32(r, lE*lE, 0.2), wk: randF32(r, lE*lEkv, 0.2), wv: randF32(r, lE*lEkv, 0.2),
+		wo: randF32(r, lE*lE, 0.2), wg: randF32(r, lE*lF, 0.2), wu: randF32(r, lE*lF, 0.2), wd: randF32(r, lF*lE, 0.2),
+	}
+}
+
+// matVec: ggml's mul_mat(w [in, out], x [in]) -> [out]
+func matVec(w []float32, in, out int, x []float64) []float64 {
+	y := make([]float64, out)
+	for o := 0; o < out; o++ {
+		s := 0.0
+		for i := 0; i < in; i++ {
+			s += float64(w[o*in+i]) * x[i]
+		}
+		y[o] = s
+	}
+	return y
+}
+
+func rmsNormMul(x []float64, w []float32) []float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v * v
+	}
+	k := 1 / math.Sqrt(s/float64(len(x))+lEps)
+	y := make([]float64, len(x))
+	for i := range x {
+		y[i] = x[i] * k * float64(w[i])
+	}
+	return y
+}
+
+func ropeInPlace(x []float64, heads int, pos int32) {
+	for h := 0; h < heads; h++ {
+		for i := 0; i < lD/2; i++ {
+			theta := float64(pos) * math.Pow(lBase, -2*float64(i)/lD)
+			c, s := math.Cos(theta), math.Sin(theta)
+			a, b := x[h*lD+2*i], x[h*lD+2*i+1]
+			x[h*lD+2*i], x[h*lD+2*i+1] = a*c-b*s, a*s+b*c
+		}
+	}
+}
+
+// layerRef keeps the KV cache (F16-rounded values per cell) between steps.
+type layerRef struct {
+	w      *layerWeights
+	k, v   [lKV][]float64
+	filled [lKV]int32 // position held by a cell, -1: empty
+}
+
+func (l *layerRef) step(x []float32, pos []int32) []float64 {
+	T := len(pos)
+	q := make([][]float64, T)
+	xs := make([][]float64, T)
+	for t := 0; t < T; t++ {
+		xs[t] = make([]float64, lE)
+		for i := range xs[t] {
+			xs[t][i] = float64(x[t*lE+i])
+		}
+		h := rmsNormMul(xs[t], l.w.attnNorm)
+		q[t] = matVec(l.w.wq, lE, lE, h)
+		k := matVec(l.w.wk, lE, lEkv, h)
+		v := matVec(l.w.wv, lE, lEkv, h)
+		ropeInPlace(q[t], lH, pos[t])
+		ropeInPlace(k, lHkv, pos[t])
+		for i := range k {
+			k[i] = float64(ggml.NewFloat16(float32(k[i])).Float32())
+			v[i] = float64(ggml.NewFloat16(float32(v[i])).Float32())
+		}
+		l.k[pos[t]], l.v[pos[t]], l.filled[pos[t]] = k, v, pos[t]
+	}
+	out := make([]float64, 0, T*lE)
+	for t := 0; t < T; t++ {
+		att := make([]float64, lE)
+		for h := 0; h < lH; h++ {
+			kh := h / (lH / lHkv)
+			var s []float64
+			var cells []int
+			m := math.Inf(-1)
+			for c := 0; c < lKV; c++ {
+				if l.filled[c] < 0 || l.filled[c] > pos[t] {
+					continue
+				}
+				d := 0.0
+				for j := 0; j < lD; j++ {
+					d += q[t][h*lD+j] * l.k[c][kh*lD+j]
+				}
+				d /= math.Sqrt(lD)
+				s, cells = append(s, d), append(cells, c)
+				m = math.Max(m, d)
+			}
+			sum := 0.0
+			for i := range s {
+				s[i] = math.Exp(s[i] - m)
+				sum += s[i]
+			}
+			for i, c := range cells {
+				for j := 0; j < lD; j++ {
+					att[h*lD+j] += s[i] / sum * l.v[c][kh*lD+j]
+				}
+			}
+		}
+		o := matVec(l.w.wo, lE, lE, att)
+		for i := range o {
+			o[i] += xs[t][i]
+		}
+		h2 := rmsNormMul(o, l.w.ffnNorm)
+		g := matVec(l.w.wg, lE, lF, h2)
+		u := matVec(l.w.wu, lE, lF, h2)
+		for i := range g {
+			g[i] = g[i] * sigmoid64(g[i]) * u[i]
+		}
+		d := matVec(l.w.wd, lF, lE, g)
+		for i := range d {
+			d[i] += o[i]
+		}
+		out = append(out, d...)
+	}
+	return out
+}
+
+// wireLayer is the layer's weights and KV cache in one server connection.
+type wireLayer struct {
+	w                          *wireConn
+	attnNorm, ffnNorm          *wt
+	wq, wk, wv, wo, wg, wu, wd *wt
+	kCache, vCache             *wt
+	fa                         bool
+}
+
+func newWireLayer(t *testing.T, addr string, lw *layerWeights, fa bool) *wireLayer {
+	w := dialWire(t, addr, 4<<20)
+	l := &wireLayer{w: w, fa: fa}
+	set := func(name string, v []float32, ne ...int) *wt {
+		x := w.tensor(wF32, name, ne...)
+		w.setF32(x, v)
+		return x
+	}
+	l.attnNorm, l.ffnNorm = set("attn_norm", lw.attnNorm, lE), set("ffn_norm", lw.ffnNorm, lE)
+	l.wq, l.wk, l.wv = set("wq", lw.wq, lE, lE), set("wk", lw.wk, lE, lEkv), set("wv", lw.wv, lE, lEkv)
+	l.wo, l.wg, l.wu, l.wd = set("wo", lw.wo, lE, lE), set("wg", lw.wg, lE, lF), set("wu", lw.wu, lE, lF), set("wd", lw.wd, lF, lE)
+	if fa {
+		l.kCache, l.vCache = w.tensor(wF16, "cache_k", lEkv, lKV), w.tensor(wF16, "cache_v", lEkv, lKV)
+	} else {
+		l.kCache, l.vCache = w.tensor(wF16, "cache_k", lEkv, lKV), w.tensor(wF16, "cache_v", lKV, lEkv) // V transposed
+	}
+	w.setF16(l.kCache, make([]float32, lEkv*lKV))
+	w.setF16(l.vCache, make([]float32, lEkv*lKV))
+	return l
+}
+
+// step builds, sends and computes one ubatch of len(pos) tokens whose cells are their positions.
+func (l *wireLayer) step(t *testing.T, x []float32, pos []int32, filledUpTo int32) []float32 {
+	w := l.w
+	T := len(pos)
+	pad := (T + 3) / 4 * 4
+	var g graph
+	f := func(v float32) int32 { return int32(math.Float32bits(v)) }
+	inp := w.tensor(wF32, "inp", lE, T)
+	w.setF32(inp, x)
+	posT := w.tensor(wI32, "inp_pos", T)
+	w.setI32(posT, pos)
+	cells := make([]int64, T)
+	for i, p := range pos {
+		cells[i] = int64(p)
+	}
+	kIdx := w.tensor(wI64, "k_idxs", T)
+	w.setI64(kIdx, cells)
+	maskF := w.tensor(wF32, "kq_mask", lKV, pad)
+	mv := make([]float32, lKV*pad)
+	for i := 0; i < pad; i++ {
+		for c := 0; c < lKV; c++ {
+			if i >= T || int32(c) > pos[i] || int32(c) > filledUpTo {
+				mv[i*lKV+c] = float32(math.Inf(-1))
+			}
+		}
+	}
+	w.setF32(maskF, mv)
+
+	cur := g.add(w.op(wOpRMSNorm, wF32, "norm", []int{lE, T}, []int32{f(lEps)}, inp))
+	cur = g.add(w.op(wOpMul, wF32, "attn_norm", []int{lE, T}, nil, cur, l.attnNorm))
+	q := g.add(w.op(wOpMulMat, wF32, "Qcur", []int{lE, T}, nil, l.wq, cur))
+	k := g.add(w.op(wOpMulMat, wF32, "Kcur", []int{lEkv, T}, nil, l.wk, cur))
+	v := g.add(w.op(wOpMulMat, wF32, "Vcur", []int{lEkv, T}, nil, l.wv, cur))
+	q = g.add(w.reshape(q, lD, lH, T))
+	k = g.add(w.reshape(k, lD, lHkv, T))
+	q = g.add(w.op(wOpRope, wF32, "Qrope", []int{lD, lH, T}, ropeParams(lD, 0), q, posT))
+	k = g.add(w.op(wOpRope, wF32, "Krope", []int{lD, lHkv, T}, ropeParams(lD, 0), k, posT))
+	k2 := g.add(w.reshape(k, lEkv, T))
+	g.add(setRowsNode(w, l.kCache, k2, kIdx))
+	qp := g.add(w.permute(q, 0, 2, 1, 3)) // [D, T, H]
+	kView := g.add(w.view(l.kCache, []int{lD, lKV, lHkv}, []uint32{2, 2 * lEkv, 2 * lD, 2 * lEkv * lKV}, 0))
+	scale := float32(1 / math.Sqrt(lD))
+	if l.fa {
+		g.add(setRowsNode(w, l.vCache, v, kIdx))
+		mask16 := w.tensor(wF16, "kq_mask_f16", lKV, pad)
+		cpy := g.add(w.viewOp(wOpCpy, mask16, "kq_mask (copy)", []int{lKV, pad}, nil, 0, nil))
+		cpy.src[0], cpy.src[1] = maskF, mask16
+		vView := g.add(w.view(l.vCache, []int{lD, lKV, lHkv}, []uint32{2, 2 * lEkv, 2 * lD, 2 * lEkv * lKV}, 0))
+		fa := g.add(w.op(wOpFlashAttnExt, wF32, "fattn", []int{lD, lH, T}, []int32{f(scale), 0, 0, 10}, qp, kView, vView, cpy))
+		cur = g.add(w.reshape(fa, lE, T))
+	} else {
+		// V transposed: element (cell c, dim d) at d*KV + c, written one value per row
+		vIdx := w.tensor(wI64, "v_idxs", lEkv*T)
+		vi := make([]int64, lEkv*T)
+		for tt := 0; tt < T; tt++ {
+			for d := 0; d < lEkv; d++ {
+				vi[tt*lEkv+d] = int64(d*lKV) + cells[tt]
+			}
+		}
+		w.setI64(vIdx, vi)
+		vFlat := g.add(w.reshape(l.vCache, 1, lKV*lEkv))
+		vCur := g.add(w.reshape(v, 1, lEkv*T))
+		g.add(setRowsNode(w, vFlat, vCur, vIdx))
+		kq := g.add(w.op(wOpMulMat, wF32, "kq", []int{lKV, T, lH}, nil, kView, qp))
+		sm := g.add(w.op(wOpSoftMax, wF32, "kq_soft_max", []int{lKV, T, lH}, []int32{f(scale), 0}, kq, maskF))
+		vView := g.add(w.view(l.vCache, []int{lKV, lD, lHkv}, []uint32{2, 2 * lKV, 2 * lKV * lD, 2 * lKV * lEkv}, 0))
+		kqv := g.add(w.op(wOpMulMat, wF32, "kqv", []int{lD, T, lH}, nil, vView, sm))
+		kqvp := g.add(w.permute(kqv, 0, 2, 1, 3))
+		cur = g.add(w.op(wOpCont, wF32, "kqv_out", []int{lE, T}, nil, kqvp))
+	}
+	cur = g.add(w.op(wOpMulMat, wF32, "attn_out", []int{lE, T}, nil, l.wo, cur))
+	ffi := g.add(w.op(wOpAdd, wF32, "ffn_inp", []int{lE, T}, nil, cur, inp))
+	cur = g.add(w.op(wOpRMSNorm, wF32, "norm", []int{lE, T}, []int32{f(lEps)}, ffi))
+	cur = g.add(w.op(wOpMul, wF32, "ffn_norm", []int{lE, T}, nil, cur, l.ffnNorm))
+	gate := g.add(w.op(wOpMulMat, wF32, "ffn_gate", []int{lF, T}, nil, l.wg, cur))
+	up := g.add(w.op(wOpMulMat, wF32, "ffn_up", []int{lF, T}, nil, l.wu, cur))
+	act := g.add(w.op(wOpGLU, wF32, "ffn_swiglu", []int{lF, T}, []int32{2, 0}, gate, up))
+	down := g.add(w.op(wOpMulMat, wF32, "ffn_down", []int{lE, T}, nil, l.wd, act))
+	out := g.add(w.op(wOpAdd, wF32, "l_out", []int{lE, T}, nil, down, ffi))
+	if err := w.compute(g...); err != nil {
+		t.Fatalf("layer (flash attention %v): %v", l.fa, err)
+	}
+	return w.getF32(out)
+}
+
+func TestRPCUpstreamLlamaLayer(t *testing.T) {
+	addr := startRPCServer(t)
+	r := rand.New(rand.NewSource(6))
+	lw := newLayerWeights(r)
+	ref := &layerRef{w: lw}
+	for c := range ref.filled {
+		ref.filled[c] = -1
+	}
+	fa := newWireLayer(t, addr, lw, true)
+	x1 := randF32(r, lE*3, 1)
+	x2 := randF32(r, lE, 1)
+	want1 := ref.step(x1, []int32{0, 1, 2})
+	want2 := ref.step(x2, []int32{3})
+	for _, l := range []*wireLayer{fa} {
+		checkClose(t, "prefill (flash attention)", l.step(t, x1, []int32{0, 1, 2}, 2), want1, 2e-3)
+		checkClose(t, "decode (flash attention)", l.step(t, x2, []int32{3}, 3), want2, 2e-3)
+	}
+	// the non-flash path on another connection: our server serves one connection at a time
+	fa.w.c.Close()
+	noFA := newWireLayer(t, addr, lw, false)
+	checkClose(t, "prefill (soft_max)", noFA.step(t, x1, []int32{0, 1, 2}, 2), want1, 2e-3)
+	checkClose(t, "decode (soft_max)", noFA.step(t, x2, []int32{3}, 3), want2, 2e-3)
+}
