@@ -3,10 +3,10 @@
 package ggml_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
-	"time"
 
 	"github.com/ggml-go/ggml"
 )
@@ -520,8 +520,6 @@ func TestRPCUpstreamRefused(t *testing.T) {
 	checkClose(t, "after refusals", w.getF32(out), []float64{2, 4, 6, 8}, 0)
 }
 
-var _ = time.Second
-
 // --- a LLaMA decoder layer as llama.cpp of 2026 builds it --------------------------------------------
 
 const (
@@ -779,25 +777,25 @@ func (l *wireLayer) step(t *testing.T, x []float32, pos []int32, filledUpTo int3
 }
 
 func TestRPCUpstreamLlamaLayer(t *testing.T) {
-	addr := startRPCServer(t)
-	r := rand.New(rand.NewSource(6))
-	lw := newLayerWeights(r)
-	ref := &layerRef{w: lw}
-	for c := range ref.filled {
-		ref.filled[c] = -1
+	for _, threads := range []int{1, 3} {
+		addr := startRPCServerThreads(t, threads)
+		r := rand.New(rand.NewSource(6))
+		lw := newLayerWeights(r)
+		ref := &layerRef{w: lw}
+		for c := range ref.filled {
+			ref.filled[c] = -1
+		}
+		x1 := randF32(r, lE*3, 1)
+		x2 := randF32(r, lE, 1)
+		want1 := ref.step(x1, []int32{0, 1, 2})
+		want2 := ref.step(x2, []int32{3})
+		for _, fa := range []bool{true, false} {
+			// one connection at a time: our server serves them in turn
+			l := newWireLayer(t, addr, lw, fa)
+			what := fmt.Sprintf("%d threads, flash attention %v", threads, fa)
+			checkClose(t, "prefill, "+what, l.step(t, x1, []int32{0, 1, 2}, 2), want1, 2e-3)
+			checkClose(t, "decode, "+what, l.step(t, x2, []int32{3}, 3), want2, 2e-3)
+			l.w.c.Close()
+		}
 	}
-	fa := newWireLayer(t, addr, lw, true)
-	x1 := randF32(r, lE*3, 1)
-	x2 := randF32(r, lE, 1)
-	want1 := ref.step(x1, []int32{0, 1, 2})
-	want2 := ref.step(x2, []int32{3})
-	for _, l := range []*wireLayer{fa} {
-		checkClose(t, "prefill (flash attention)", l.step(t, x1, []int32{0, 1, 2}, 2), want1, 2e-3)
-		checkClose(t, "decode (flash attention)", l.step(t, x2, []int32{3}, 3), want2, 2e-3)
-	}
-	// the non-flash path on another connection: our server serves one connection at a time
-	fa.w.c.Close()
-	noFA := newWireLayer(t, addr, lw, false)
-	checkClose(t, "prefill (soft_max)", noFA.step(t, x1, []int32{0, 1, 2}, 2), want1, 2e-3)
-	checkClose(t, "decode (soft_max)", noFA.step(t, x2, []int32{3}, 3), want2, 2e-3)
 }
