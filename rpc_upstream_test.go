@@ -484,7 +484,8 @@ func TestRPCUpstreamFlashAttn(t *testing.T) {
 // of range, fail that GRAPH_COMPUTE (the connection closes) and the server keeps serving.
 func TestRPCUpstreamRefused(t *testing.T) {
 	addr := startRPCServer(t)
-	for _, c := range []string{"unknown op", "index out of range", "negative index", "bad glu op"} {
+	for _, c := range []string{"unknown op", "index out of range", "negative index", "bad glu op", "empty mask",
+		"empty kv batch", "mask shorter than the scores"} {
 		w := dialWire(t, addr, 1<<16)
 		var node *wt
 		switch c {
@@ -501,6 +502,23 @@ func TestRPCUpstreamRefused(t *testing.T) {
 			}
 			w.setI64(idx, []int64{1, bad})
 			node = setRowsNode(w, dest, rows, idx)
+		case "empty mask", "empty kv batch", "mask shorter than the scores":
+			q := w.tensor(wF32, "q", 16, 2, 4)
+			kne := []int{16, 5, 2}
+			if c == "empty kv batch" {
+				kne = []int{16, 5, 2, 0}
+			}
+			k := w.tensor(wF16, "k", kne...)
+			v := w.tensor(wF16, "v", 16, 5, 2)
+			mne := []int{5, 2}
+			switch c {
+			case "empty mask":
+				mne = []int{5, 2, 0}
+			case "mask shorter than the scores":
+				mne = []int{5, 1}
+			}
+			m := w.tensor(wF16, "mask", mne...)
+			node = w.op(wOpFlashAttnExt, wF32, "fa", []int{16, 4, 2}, nil, q, k, v, m)
 		case "bad glu op":
 			a := w.tensor(wF32, "a", 8, 2)
 			node = w.op(wOpGLU, wF32, "glu", []int{4, 2}, []int32{99, 0}, a)

@@ -78,6 +78,11 @@ type wt struct {
 }
 
 func (t *wt) nbytes() uint64 {
+	for i := 0; i < 4; i++ {
+		if t.ne[i] == 0 {
+			return 0
+		}
+	}
 	n := wireTypeSize(t.typ)
 	for i := 0; i < 4; i++ {
 		n += uint64(t.ne[i]-1) * uint64(t.nb[i])

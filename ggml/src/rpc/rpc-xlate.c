@@ -130,6 +130,18 @@ static bool dense_rows(const struct ggml_tensor * t, bool f16_ok) {
     return f16_ok && t->type == GGML_TYPE_F16 && t->nb[0] == sizeof(ggml_fp16_t);
 }
 
+// a dimension of 0 (broadcast checks divide by the sources' dimensions)
+static bool any_empty(const struct ggml_tensor * a, const struct ggml_tensor * b, const struct ggml_tensor * c,
+                      const struct ggml_tensor * d) {
+    const struct ggml_tensor * ts[4] = { a, b, c, d };
+    for (int i = 0; i < 4; i++) {
+        if (ts[i] != NULL && ggml_nelements(ts[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static struct rpc_kparams * kparams(struct xl * x, int kind) {
     if (x->arena->error == NULL) {
         x->arena->error = arena_alloc(x->arena, sizeof(int));
@@ -299,6 +311,9 @@ XL(xl_soft_max) {
         return ggml_soft_max_ext(x->ctx, a, mask, f32_of(x->p[0]));
     }
     // ALiBi slopes, attention sinks, F16 or padded or broadcast masks: our kernel
+    if (any_empty(a, mask, sinks, NULL)) {
+        return refuse(x, "SOFT_MAX: an empty operand");
+    }
     if (!dense_rows(a, false)) {
         return refuse(x, "SOFT_MAX: F32 rows only");
     }
@@ -380,6 +395,9 @@ XL(xl_set_rows) {
     struct ggml_tensor * idx = B;     // row indices: I32, or I64 held as bytes
     struct ggml_tensor * dest = x->s[2];
     const uint32_t idx_type = x->n->src_type[1];
+    if (any_empty(src, idx, dest, NULL)) {
+        return refuse(x, "SET_ROWS: an empty operand");
+    }
     int elt = 0;
     if (idx_type == RPC_WIRE_TYPE_I64 && idx->type == GGML_TYPE_I8 && idx->ne[0] % 8 == 0) {
         elt = 8;
@@ -411,6 +429,9 @@ XL(xl_flash_attn_ext) {
     struct ggml_tensor * v = x->s[2];
     struct ggml_tensor * mask = x->s[3];
     struct ggml_tensor * sinks = x->s[4];
+    if (any_empty(q, k, v, mask)) {
+        return refuse(x, "FLASH_ATTN_EXT: an empty operand");
+    }
     if (!dense_rows(q, false) || !dense_rows(k, true) || !dense_rows(v, true)) {
         return refuse(x, "FLASH_ATTN_EXT: q must be F32, k and v F32 or F16");
     }
