@@ -453,13 +453,18 @@ func TestRPCUpstreamFlashAttn(t *testing.T) {
 		name    string
 		softcap float32
 		sinks   bool
-	}{{"plain", 0, false}, {"softcap", 20, false}, {"sinks", 0, true}} {
+		kType   uint32
+	}{{"plain", 0, false, wF16}, {"softcap", 20, false, wF16}, {"sinks", 0, true, wF16}, {"f32 k", 0, false, wF32}} {
 		q := w.tensor(wF32, "q", d, nq, h)
-		k := w.tensor(wF16, "k", d, nkv, hkv)
+		k := w.tensor(c.kType, "k", d, nkv, hkv)
 		v := w.tensor(wF16, "v", d, nkv, hkv)
 		m := w.tensor(wF16, "mask", nkv, pad)
 		w.setF32(q, vq)
-		w.setF16(k, vk)
+		if c.kType == wF32 {
+			w.setF32(k, vk)
+		} else {
+			w.setF16(k, vk)
+		}
 		w.setF16(v, vv)
 		w.setF16(m, vm)
 		srcs := []*wt{q, k, v, m, nil}

@@ -7,6 +7,7 @@
 #include "../ggml-impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static float f32_param(const struct rpc_kparams * k, int i) {
@@ -272,34 +273,38 @@ void rpc_k_unary(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith
 
 // --- FLASH_ATTN_EXT -----------------------------------------------------------------------------
 
-static float dot_row(const float * q, enum ggml_type kt, const char * kp, int64_t d) {
-    float s = 0.0f;
-    if (kt == GGML_TYPE_F16) {
-        const ggml_fp16_t * h = (const ggml_fp16_t *) kp;
-        for (int64_t i = 0; i < d; i++) {
-            s += q[i] * GGML_FP16_TO_FP32(h[i]);
-        }
-    } else {
-        const float * f = (const float *) kp;
-        for (int64_t i = 0; i < d; i++) {
-            s += q[i] * f[i];
+// dot and axpy of F32 rows with eight partial sums, which compilers vectorize
+static float dot_f32(const float * a, const float * b, int64_t n) {
+    float s[8] = { 0 };
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int j = 0; j < 8; j++) {
+            s[j] += a[i + j] * b[i + j];
         }
     }
-    return s;
+    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; i < n; i++) {
+        t += a[i] * b[i];
+    }
+    return t;
 }
 
-static void axpy_row(float * acc, float w, enum ggml_type vt, const char * vp, int64_t d) {
-    if (vt == GGML_TYPE_F16) {
-        const ggml_fp16_t * h = (const ggml_fp16_t *) vp;
-        for (int64_t i = 0; i < d; i++) {
-            acc[i] += w * GGML_FP16_TO_FP32(h[i]);
-        }
-    } else {
-        const float * f = (const float *) vp;
-        for (int64_t i = 0; i < d; i++) {
-            acc[i] += w * f[i];
-        }
+static void axpy_f32(float * y, float w, const float * x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] += w * x[i];
     }
+}
+
+// row_f32 returns row p of n values of type t as F32: p itself, or converted into buf
+static const float * row_f32(enum ggml_type t, const char * p, int64_t n, float * buf) {
+    if (t == GGML_TYPE_F32) {
+        return (const float *) p;
+    }
+    const ggml_fp16_t * h = (const ggml_fp16_t *) p;
+    for (int64_t i = 0; i < n; i++) {
+        buf[i] = GGML_FP16_TO_FP32(h[i]);
+    }
+    return buf;
 }
 
 void rpc_k_flash_attn_ext(struct ggml_tensor * dst, const struct ggml_tensor * q, const struct ggml_tensor * k,
@@ -318,51 +323,88 @@ void rpc_k_flash_attn_ext(struct ggml_tensor * dst, const struct ggml_tensor * q
     const int64_t n_kv = k->ne[1];
     const int64_t rk2 = H / k->ne[2], rv2 = H / v->ne[2];
     const int64_t rk3 = B / k->ne[3], rv3 = B / v->ne[3];
-    float acc[RPC_FA_MAX_D];
     int64_t r0, r1;
     split(n_q * H * B, ith, nth, &r0, &r1);
+    if (r0 >= r1) {
+        return;
+    }
+    // this thread's rows meet few K/V heads: each is converted to F32 once (when it fits in
+    // 64 MiB; else rows are converted one at a time)
+    const bool cache = (k->type != GGML_TYPE_F32 || v->type != GGML_TYPE_F32) &&
+                       (uint64_t) n_kv * (uint64_t) (D + Dv) * sizeof(float) <= ((uint64_t) 64 << 20);
+    float * kc = cache ? malloc((size_t) n_kv * (size_t) (D + Dv) * sizeof(float)) : NULL;
+    float * vc = kc ? kc + n_kv * D : NULL;
+    int64_t cached_k2 = -1, cached_k3 = -1, cached_v2 = -1, cached_v3 = -1;
+    float * ms = malloc((size_t) n_kv * sizeof(float));
+    float acc[RPC_FA_MAX_D];
+    float kbuf[RPC_FA_MAX_D];
+    if (ms == NULL) {
+        *kp->error = 1;
+        free(kc);
+        return;
+    }
     for (int64_t r = r0; r < r1; r++) {
         const int64_t iq1 = r % n_q, iq2 = (r / n_q) % H, iq3 = r / (n_q * H);
         const float slope = rpc_alibi_slope(max_bias, (int) iq2, (int) H);
         const float * qr = (const float *) row3(q, iq1, iq2, iq3);
         const char * mr = mask ? row3(mask, iq1, iq2 % mask->ne[2], iq3 % mask->ne[3]) : NULL;
         const int64_t ik2 = iq2 / rk2, iv2 = iq2 / rv2, ik3 = iq3 / rk3, iv3 = iq3 / rv3;
-        memset(acc, 0, (size_t) Dv * sizeof(float));
-        float M = -INFINITY, S = 0.0f;
+        if (kc != NULL && (ik2 != cached_k2 || ik3 != cached_k3)) {
+            for (int64_t ic = 0; ic < n_kv; ic++) {
+                const float * kr = row_f32(k->type, row3(k, ic, ik2, ik3), D, kc + ic * D);
+                if (kr != kc + ic * D) {
+                    memcpy(kc + ic * D, kr, (size_t) D * sizeof(float));
+                }
+            }
+            cached_k2 = ik2;
+            cached_k3 = ik3;
+        }
+        if (vc != NULL && (iv2 != cached_v2 || iv3 != cached_v3)) {
+            for (int64_t ic = 0; ic < n_kv; ic++) {
+                const float * vr = row_f32(v->type, row3(v, ic, iv2, iv3), Dv, vc + ic * Dv);
+                if (vr != vc + ic * Dv) {
+                    memcpy(vc + ic * Dv, vr, (size_t) Dv * sizeof(float));
+                }
+            }
+            cached_v2 = iv2;
+            cached_v3 = iv3;
+        }
+        // scores, then one softmax pass and one accumulation pass
+        float M = -INFINITY;
         for (int64_t ic = 0; ic < n_kv; ic++) {
             const float mv = mr ? slope * load(mask->type, mr + ic * mask->nb[0]) : 0.0f;
             if (mv == -INFINITY) {
+                ms[ic] = -INFINITY;
                 continue;
             }
-            float s = dot_row(qr, k->type, row3(k, ic, ik2, ik3), D) * scale;
+            const float * kr = kc ? kc + ic * D : row_f32(k->type, row3(k, ic, ik2, ik3), D, kbuf);
+            float s = dot_f32(qr, kr, D) * scale;
             if (softcap != 0.0f) {
                 s = softcap * tanhf(s);
             }
             s += mv;
-            float w = 1.0f;
-            if (s > M) {
-                const float ms = expf(M - s); // 0 for the first score
-                for (int64_t i = 0; i < Dv; i++) {
-                    acc[i] *= ms;
-                }
-                S *= ms;
-                M = s;
-            } else {
-                w = expf(s - M);
-            }
-            axpy_row(acc, w, v->type, row3(v, ic, iv2, iv3), Dv);
-            S += w;
+            ms[ic] = s;
+            M = s > M ? s : M;
         }
+        float sink = -INFINITY;
         if (sinks != NULL) {
-            const float s = ((const float *) sinks->data)[iq2];
-            if (s > M) {
-                const float ms = expf(M - s);
-                for (int64_t i = 0; i < Dv; i++) {
-                    acc[i] *= ms;
+            sink = ((const float *) sinks->data)[iq2];
+            M = sink > M ? sink : M;
+        }
+        memset(acc, 0, (size_t) Dv * sizeof(float));
+        float S = 0.0f;
+        if (M != -INFINITY) {
+            for (int64_t ic = 0; ic < n_kv; ic++) {
+                if (ms[ic] == -INFINITY) {
+                    continue;
                 }
-                S = S * ms + 1.0f;
-            } else {
-                S += expf(s - M);
+                const float w = expf(ms[ic] - M);
+                const float * vr = vc ? vc + ic * Dv : row_f32(v->type, row3(v, ic, iv2, iv3), Dv, kbuf);
+                axpy_f32(acc, w, vr, Dv);
+                S += w;
+            }
+            if (sinks != NULL) {
+                S += expf(sink - M);
             }
         }
         const float inv = S == 0.0f ? 0.0f : 1.0f / S;
@@ -371,4 +413,6 @@ void rpc_k_flash_attn_ext(struct ggml_tensor * dst, const struct ggml_tensor * q
             y[i] = acc[i] * inv;
         }
     }
+    free(ms);
+    free(kc);
 }
