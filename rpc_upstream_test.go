@@ -3,6 +3,7 @@
 package ggml_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -821,4 +822,48 @@ func TestRPCUpstreamLlamaLayer(t *testing.T) {
 			l.w.c.Close()
 		}
 	}
+}
+
+// TestRPCUpstreamRawTypes: tensors of wire types our ggml lacks (I64, BF16, IQ4_NL) are stored,
+// read back, copied, sized and viewed as raw bytes.
+func TestRPCUpstreamRawTypes(t *testing.T) {
+	addr := startRPCServer(t)
+	w := dialWire(t, addr, 1<<16)
+	const wBF16, wIQ4NL = 30, 20
+	idx := w.tensor(wI64, "idx", 5)
+	w.setI64(idx, []int64{1, -2, 3 << 40, 4, 5})
+	got, err := w.get(idx)
+	if err != nil || binary.LittleEndian.Uint64(got[16:]) != 3<<40 {
+		t.Fatalf("I64 round trip: %v %x", err, got)
+	}
+	bf := w.tensor(wBF16, "bf16", 4, 2)
+	raw := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	w.set(bf, raw)
+	dst := w.tensor(wBF16, "bf16 copy", 4, 2)
+	if r, err := w.call(9, append(w.record(bf), w.record(dst)...), 1); err != nil || r[0] != 1 {
+		t.Fatalf("COPY_TENSOR of BF16: %v %v", r, err)
+	}
+	if got, err := w.get(dst); err != nil || string(got) != string(raw) {
+		t.Fatalf("BF16 copy read back %x, %v", got, err)
+	}
+	// GET_ALLOC_SIZE of a 64x2 IQ4_NL tensor (block 32, 18 bytes): 2 rows of 36 bytes
+	iq := &wt{typ: wIQ4NL, ne: [4]uint32{64, 2, 1, 1}, nb: [4]uint32{18, 36, 72, 72}, id: 0x99, name: "iq4_nl"}
+	req := binary.LittleEndian.AppendUint32(nil, 0)
+	req = append(req, encodeWT(iq)...)
+	req = append(req, make([]byte, 10*rpcTensorSize)...)
+	if r, err := w.call(13, req, 8); err != nil || binary.LittleEndian.Uint64(r) != 72 {
+		t.Fatalf("GET_ALLOC_SIZE of IQ4_NL: %v %v", r, err)
+	}
+	// a view of the I64 indices as a graph node, feeding SET_ROWS
+	dest := w.tensor(wF32, "dest", 2, 4)
+	rows := w.tensor(wF32, "rows", 2, 2)
+	w.setF32(dest, make([]float32, 8))
+	w.setF32(rows, []float32{1, 2, 3, 4})
+	w.setI64(idx, []int64{9, 3, 1, 0, 0})
+	v := w.view(idx, []int{2}, []uint32{8, 16, 16, 16}, 8)
+	node := setRowsNode(w, dest, rows, v)
+	if err := w.compute(v, node); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "set_rows through an I64 view", w.getF32(dest), []float64{0, 0, 3, 4, 0, 0, 1, 2}, 0)
 }

@@ -52,7 +52,7 @@ const (
 
 func wireTypeSize(typ uint32) uint64 {
 	switch typ {
-	case wF16:
+	case wF16, 30: // BF16
 		return 2
 	case wI64:
 		return 8
