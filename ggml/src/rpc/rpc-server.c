@@ -736,6 +736,13 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
             fail(s, "GRAPH_COMPUTE: node '%s': type or shape differs from what its op gives", c.r.name);
             goto free_lists;
         }
+        // a backend without this op (or without custom ops, which some translators use) refuses
+        // the graph here rather than failing inside the computation
+        if (!ggml_backend_supports_op(s->backend, t)) {
+            fail(s, "GRAPH_COMPUTE: node '%s' (wire op %u): not supported by backend %s", c.r.name, c.r.op,
+                 ggml_backend_name(s->backend));
+            goto free_lists;
+        }
         if (t->view_src != NULL) {
             if ((uint64_t) (uintptr_t) t->data != c.r.data) {
                 fail(s, "GRAPH_COMPUTE: view '%s': data differs from its source's", c.r.name);
