@@ -357,6 +357,31 @@ func ropeParams(d, mode int) []int32 {
 	return []int32{0, int32(d), int32(mode), 0, 4096, f(10000), f(1), f(0), f(1), f(32), f(1)}
 }
 
+// TestRPCUpstreamRopeOfView: Phi-3 style, ROPE of a strided view into a fused QKV projection.
+func TestRPCUpstreamRopeOfView(t *testing.T) {
+	addr := startRPCServer(t)
+	w := dialWire(t, addr, 1<<20)
+	r := rand.New(rand.NewSource(7))
+	const d, heads, tokens, width = 8, 2, 3, 3 * 8 * 2
+	pos := []int32{0, 2, 7}
+	fused := randF32(r, width*tokens, 1)
+	qkv := w.tensor(wF32, "qkv", width, tokens)
+	w.setF32(qkv, fused)
+	p := w.tensor(wI32, "pos", tokens)
+	w.setI32(p, pos)
+	const offs = d * heads * 4 // K follows Q
+	k := w.view(qkv, []int{d, heads, tokens}, []uint32{4, d * 4, width * 4, width * 4 * tokens}, offs)
+	out := w.op(wOpRope, wF32, "rope", []int{d, heads, tokens}, ropeParams(d, 2), k, p)
+	if err := w.compute(k, out); err != nil {
+		t.Fatal(err)
+	}
+	dense := make([]float32, 0, d*heads*tokens)
+	for tt := 0; tt < tokens; tt++ {
+		dense = append(dense, fused[tt*width+d*heads:tt*width+2*d*heads]...)
+	}
+	checkClose(t, "rope of a view", w.getF32(out), ropeRef(dense, d, heads, pos, 2, 10000, nil), 1e-5)
+}
+
 func TestRPCUpstreamRope(t *testing.T) {
 	addr := startRPCServer(t)
 	w := dialWire(t, addr, 1<<20)
