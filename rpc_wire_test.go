@@ -94,7 +94,7 @@ func (t *wt) setF32(i int, f float32) { t.p[i] = int32(math.Float32bits(f)) }
 
 // wireConn is one connection speaking the protocol, as upstream's client would.
 type wireConn struct {
-	t    *testing.T
+	t    testing.TB
 	c    net.Conn
 	buf  uint64 // the one buffer of this connection
 	base uint64
@@ -103,7 +103,7 @@ type wireConn struct {
 	id   uint64
 }
 
-func dialWire(t *testing.T, addr string, bufSize uint64) *wireConn {
+func dialWire(t testing.TB, addr string, bufSize uint64) *wireConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
