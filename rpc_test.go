@@ -14,7 +14,13 @@ import (
 // startRPCServer serves a 1-thread CPU backend on 127.0.0.1 for the test's duration.
 func startRPCServer(t testing.TB, opts ...ggml.RPCServerOption) string {
 	t.Helper()
-	cpu, err := ggml.NewCPU(ggml.WithThreads(1))
+	return startRPCServerThreads(t, 1, opts...)
+}
+
+// startRPCServerThreads serves a CPU backend of n threads on 127.0.0.1 for the test's duration.
+func startRPCServerThreads(t testing.TB, n int, opts ...ggml.RPCServerOption) string {
+	t.Helper()
+	cpu, err := ggml.NewCPU(ggml.WithThreads(n))
 	if err != nil {
 		t.Fatal(err)
 	}

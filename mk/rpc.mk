@@ -13,6 +13,10 @@
 #   make conformance-rpc   the op-conformance suite on an RPC device (client and server in one
 #                          process, scripts/conformance-rpc.sh)
 #   make rpc-tables        regenerate ggml/src/rpc/rpc-tables.h from both enumerations
+#   make bench-rpc-decode  informational, a few minutes: TinyLlama-shaped Q4_0 decode with every layer
+#                          on ggml-rpc-server (127.0.0.1) vs local, interleaved rounds, and the
+#                          requests one decode step sends (scripts/rpc-decode-bench.sh)
+#   make bench-rpc-graph   informational: localhost overhead of one small graph (Go benchmark)
 
 RPC_SRCS := $(wildcard ggml/src/rpc/*.c)
 RPC_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(RPC_SRCS))
@@ -24,7 +28,7 @@ RPC_PORT ?= 50152
 $(BUILD)/libggml.a: $(RPC_OBJS)
 $(RPC_OBJS): $(wildcard ggml/src/rpc/*.h)
 
-.PHONY: test-rpc fuzz-rpc replay-rpc conformance-rpc rpc-tables
+.PHONY: test-rpc fuzz-rpc replay-rpc conformance-rpc rpc-tables bench-rpc-decode bench-rpc-graph
 test-rpc:
 	$(GO) test -count=1 -timeout 300s -run 'RPC' .
 
@@ -50,3 +54,9 @@ conformance-rpc: lib
 rpc-tables:
 	cd ggml/src/rpc && python3 gen_tables.py ../../include/ggml.h ../../../$(RPC_GOLDEN)/ops.json \
 		../../../$(RPC_GOLDEN)/types.json > rpc-tables.h
+
+bench-rpc-decode:
+	GO=$(GO) RPC_GOLDEN=$(RPC_GOLDEN) sh scripts/rpc-decode-bench.sh
+
+bench-rpc-graph:
+	$(GO) test -run '^$$' -bench RPCGraph -benchtime 2000x .

@@ -46,6 +46,13 @@ def table(cname, ours, wire, ours_count, wire_count, to_wire):
     return "static const int16_t %s[%d] = {\n%s\n};\n" % (cname, n, "\n".join(rows))
 
 
+def plain(cname, vals):
+    rows = []
+    for i in range(0, len(vals), 12):
+        rows.append("    " + ", ".join("%3d" % x for x in vals[i:i + 12]) + ",")
+    return "static const int16_t %s[%d] = {\n%s\n};\n" % (cname, len(vals), "\n".join(rows))
+
+
 def main():
     ggml_h, ops_json, types_json = sys.argv[1:4]
     src = open(ggml_h).read()
@@ -70,6 +77,7 @@ def main():
     print("#define RPC_WIRE_OP_COUNT %d" % w_op)
     print("#define RPC_WIRE_UNARY_OP_COUNT %d" % w_un)
     print("#define RPC_WIRE_TYPE_COUNT %d" % w_ty)
+    print("#define RPC_WIRE_GLU_OP_COUNT %d" % ops["GGML_GLU_OP_COUNT"])
     print("#define RPC_OUR_OP_COUNT %d" % n_op)
     print("#define RPC_OUR_UNARY_OP_COUNT %d" % n_un)
     print("#define RPC_OUR_TYPE_COUNT %d" % n_ty)
@@ -80,6 +88,25 @@ def main():
     print(table("rpc_unary_from_wire", our_unary, ops["unary_ops"], n_un, w_un, False))
     print(table("rpc_type_to_wire", our_types, types["types"], n_ty, w_ty, True))
     print(table("rpc_type_from_wire", our_types, types["types"], n_ty, w_ty, False))
+    # block geometry of every wire type (0 for removed numbers): storage of types with no local peer
+    blck, tsize = [0] * w_ty, [0] * w_ty
+    for t in types["by_number"]:
+        blck[t["num"]], tsize[t["num"]] = t["blck_size"], t["type_size"]
+    print(plain("rpc_wire_type_blck", blck))
+    print(plain("rpc_wire_type_size", tsize))
+    # the wire numbers the translators name
+    for k, v in sorted(ops["ops"].items(), key=lambda kv: kv[1]):
+        print("#define RPC_WIRE_%s %d" % (k[len("GGML_"):], v))
+    print()
+    for k, v in sorted(ops["unary_ops"].items(), key=lambda kv: kv[1]):
+        print("#define RPC_WIRE_%s %d" % (k[len("GGML_"):], v))
+    print()
+    for k, v in sorted(ops["glu_ops"].items(), key=lambda kv: kv[1]):
+        print("#define RPC_WIRE_%s %d" % (k[len("GGML_"):], v))
+    print()
+    for k, v in sorted(types["types"].items(), key=lambda kv: kv[1]):
+        print("#define RPC_WIRE_%s %d" % (k[len("GGML_"):], v))
+    print()
     print("#endif // GGML_RPC_TABLES_H")
 
 

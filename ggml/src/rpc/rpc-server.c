@@ -40,6 +40,7 @@ struct srv {
     // the last graph computed, for GRAPH_RECOMPUTE
     struct ggml_context * graph_ctx;
     struct ggml_cgraph * graph;
+    struct rpc_arena graph_arena; // the translators' memory of that graph
     // scratch tensors for copies through the backend API
     struct ggml_context * tmp_ctx;
 };
@@ -85,43 +86,8 @@ static struct srv_buffer * find_buffer(struct srv * s, uint64_t handle) {
     return NULL;
 }
 
-// extent: the bytes [data, data + extent) a tensor of this type and geometry touches; false on
-// overflow or an impossible shape
-static bool tensor_extent(enum ggml_type type, const uint32_t ne[4], const uint32_t nb[4], uint64_t * out) {
-    for (int i = 0; i < 4; i++) {
-        if (ne[i] == 0) {
-            *out = 0;
-            return true;
-        }
-    }
-    const int64_t blck = ggml_blck_size(type);
-    const size_t tsize = ggml_type_size(type);
-    if (blck <= 0 || tsize == 0) {
-        return false;
-    }
-    unsigned __int128 e;
-    if (blck == 1) {
-        e = tsize;
-        for (int i = 0; i < 4; i++) {
-            e += (unsigned __int128) (ne[i] - 1) * nb[i];
-        }
-    } else {
-        if (ne[0] % (uint32_t) blck != 0) {
-            return false;
-        }
-        e = (unsigned __int128) (ne[0] / (uint32_t) blck) * nb[0];
-        for (int i = 1; i < 4; i++) {
-            e += (unsigned __int128) (ne[i] - 1) * nb[i];
-        }
-    }
-    if (e > UINT64_MAX) {
-        return false;
-    }
-    *out = (uint64_t) e;
-    return true;
-}
-
-// a checked tensor record: our type, its buffer (NULL when none) and its footprint in it
+// a checked tensor record: our type (-1: a wire type we hold as raw bytes), its buffer (NULL
+// when none) and its footprint in it
 struct checked {
     struct rpc_tensor r;
     int type;
@@ -134,11 +100,8 @@ struct checked {
 static bool check_tensor(struct srv * s, const uint8_t * rec, bool need_buffer, struct checked * c) {
     rpc_tensor_decode(rec, &c->r);
     c->type = rpc_type_from_wire_num(c->r.type);
-    if (c->type < 0) {
-        return fail(s, "tensor '%s': type %u unknown or not supported here", c->r.name, c->r.type);
-    }
-    if (!tensor_extent((enum ggml_type) c->type, c->r.ne, c->r.nb, &c->extent)) {
-        return fail(s, "tensor '%s': impossible geometry", c->r.name);
+    if (!rpc_wire_extent(c->r.type, c->r.ne, c->r.nb, &c->extent)) {
+        return fail(s, "tensor '%s': unknown type %u or impossible geometry", c->r.name, c->r.type);
     }
     c->buf = find_buffer(s, c->r.buffer);
     if (c->buf == NULL) {
@@ -152,6 +115,24 @@ static bool check_tensor(struct srv * s, const uint8_t * rec, bool need_buffer, 
         return fail(s, "tensor '%s': data outside its buffer", c->r.name);
     }
     return true;
+}
+
+// local_tensor: a tensor of ctx with a checked record's type and geometry (raw bytes for a wire
+// type we lack, rpc_local_layout); NULL when this server cannot hold that layout
+static struct ggml_tensor * local_tensor(struct ggml_context * ctx, const struct checked * c) {
+    enum ggml_type type;
+    int64_t ne[4];
+    size_t nb[4];
+    if (!rpc_local_layout(c->r.type, c->r.ne, c->r.nb, &type, ne, nb)) {
+        return NULL;
+    }
+    struct ggml_tensor * t = ggml_new_tensor_4d(ctx, type, ne[0], ne[1], ne[2], ne[3]);
+    if (t != NULL) {
+        for (int i = 0; i < 4; i++) {
+            t->nb[i] = nb[i];
+        }
+    }
+    return t;
 }
 
 // region [data + offset, + size) of a checked tensor, inside its buffer
@@ -271,6 +252,7 @@ static void drop_graph(struct srv * s) {
     }
     s->graph_ctx = NULL;
     s->graph = NULL;
+    rpc_arena_free(&s->graph_arena);
 }
 
 static bool check_device(struct srv * s, const uint8_t * p) {
@@ -527,11 +509,8 @@ static bool cmd_init_tensor(struct srv * s, const uint8_t * req) {
         if (ctx == NULL) {
             return fail(s, "out of memory");
         }
-        struct ggml_tensor * t = ggml_new_tensor_4d(ctx, (enum ggml_type) c.type, c.r.ne[0], c.r.ne[1], c.r.ne[2], c.r.ne[3]);
+        struct ggml_tensor * t = local_tensor(ctx, &c);
         if (t != NULL) {
-            for (int i = 0; i < 4; i++) {
-                t->nb[i] = c.r.nb[i];
-            }
             t->data = (void *) (uintptr_t) c.r.data;
             t->buffer = c.buf->buf;
             ggml_backend_buffer_init_tensor(c.buf->buf, t);
@@ -554,11 +533,9 @@ static bool cmd_get_alloc_size(struct srv * s, const uint8_t * req) {
     struct ggml_init_params ip = { .mem_size = 2 * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx != NULL) {
-        struct ggml_tensor * t = ggml_new_tensor_4d(ctx, (enum ggml_type) c.type, c.r.ne[0], c.r.ne[1], c.r.ne[2], c.r.ne[3]);
+        // a type we hold as raw bytes takes its wire size
+        struct ggml_tensor * t = c.type >= 0 ? local_tensor(ctx, &c) : NULL;
         if (t != NULL) {
-            for (int i = 0; i < 4; i++) {
-                t->nb[i] = c.r.nb[i];
-            }
             size = ggml_backend_buft_get_alloc_size(ggml_backend_get_default_buffer_type(s->backend), t);
         }
         ggml_free(ctx);
@@ -601,11 +578,17 @@ static size_t id_slot(const struct id_map * m, uint64_t id) {
     return h;
 }
 
-static bool compute_graph(struct srv * s, struct ggml_cgraph * g) {
+static bool compute_graph(struct srv * s, struct ggml_cgraph * g, struct rpc_arena * arena) {
     ggml_x_clear_error();
+    if (arena->error != NULL) {
+        *arena->error = 0;
+    }
     if (!ggml_backend_graph_compute(s->backend, g)) {
         const char * e = ggml_x_last_error();
         return fail(s, "graph computation failed: %s", e && e[0] ? e : "backend error");
+    }
+    if (arena->error != NULL && *arena->error != 0) {
+        return fail(s, "graph computation failed: a row index out of range (SET_ROWS)");
     }
     return true;
 }
@@ -621,6 +604,7 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
     }
     struct id_map ids = { 0 };
     struct ggml_context * ctx = NULL;
+    struct rpc_arena arena = { 0 };
     bool ok = false;
     if (!recv_payload(s, msg, (size_t) size) || !check_device(s, msg)) {
         goto done;
@@ -701,13 +685,11 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
         if (!check_tensor(s, recs + RPC_TENSOR_SIZE * i, true, &c)) {
             goto free_lists;
         }
-        struct ggml_tensor * t = ggml_new_tensor_4d(ctx, (enum ggml_type) c.type, c.r.ne[0], c.r.ne[1], c.r.ne[2], c.r.ne[3]);
+        struct ggml_tensor * t = local_tensor(ctx, &c);
         if (t == NULL) {
-            fail(s, "GRAPH_COMPUTE: leaf '%s': %s", c.r.name, ggml_x_last_error());
+            const char * e = ggml_x_last_error();
+            fail(s, "GRAPH_COMPUTE: leaf '%s': %s", c.r.name, e && e[0] ? e : "a layout this server cannot hold");
             goto free_lists;
-        }
-        for (int d = 0; d < 4; d++) {
-            t->nb[d] = c.r.nb[d];
         }
         t->data = (void *) (uintptr_t) c.r.data;
         t->buffer = c.buf->buf;
@@ -721,7 +703,7 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
         if (!check_tensor(s, recs + RPC_TENSOR_SIZE * (uint64_t) i, true, &c)) {
             goto free_lists;
         }
-        struct ggml_tensor * srcs[RPC_MAX_SRC] = { 0 };
+        struct rpc_wire_node wn = { .op = c.r.op, .type = c.r.type, .p = c.r.op_params, .ne = c.r.ne, .nb = c.r.nb };
         for (int j = 0; j < RPC_MAX_SRC; j++) {
             if (c.r.src[j] == 0) {
                 continue;
@@ -731,22 +713,34 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
                 fail(s, "GRAPH_COMPUTE: node '%s': source %d is not in the graph before it", c.r.name, j);
                 goto free_lists;
             }
-            srcs[j] = built[ids.vals[h]];
+            wn.src[j] = built[ids.vals[h]];
+            wn.src_type[j] = rpc_get_u32(recs + RPC_TENSOR_SIZE * (uint64_t) ids.vals[h] + 8); // its record's type
         }
         const char * why = "";
         ggml_x_clear_error();
-        struct ggml_tensor * t = rpc_build_node(ctx, c.r.op, c.r.op_params, srcs, c.r.ne, c.r.nb, &why);
+        struct ggml_tensor * t = rpc_build_node(ctx, &wn, &arena, &why);
         if (t == NULL) {
             const char * e = ggml_x_last_error();
             fail(s, "GRAPH_COMPUTE: node '%s' (wire op %u): %s", c.r.name, c.r.op, e && e[0] ? e : why);
             goto free_lists;
         }
-        bool same = t->type == (enum ggml_type) c.type;
+        // the node must come out as the record says, in our layout of its type
+        enum ggml_type lt;
+        int64_t lne[4];
+        size_t lnb[4];
+        bool same = rpc_local_layout(c.r.type, c.r.ne, c.r.nb, &lt, lne, lnb) && t->type == lt;
         for (int d = 0; d < 4 && same; d++) {
-            same = t->ne[d] == (int64_t) c.r.ne[d] && t->nb[d] == (size_t) c.r.nb[d];
+            same = t->ne[d] == lne[d] && t->nb[d] == lnb[d];
         }
         if (!same) {
             fail(s, "GRAPH_COMPUTE: node '%s': type or shape differs from what its op gives", c.r.name);
+            goto free_lists;
+        }
+        // a backend without this op (or without custom ops, which some translators use) refuses
+        // the graph here rather than failing inside the computation
+        if (!ggml_backend_supports_op(s->backend, t)) {
+            fail(s, "GRAPH_COMPUTE: node '%s' (wire op %u): not supported by backend %s", c.r.name, c.r.op,
+                 ggml_backend_name(s->backend));
             goto free_lists;
         }
         if (t->view_src != NULL) {
@@ -776,12 +770,14 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
         node_of = NULL;
         built = NULL;
         order = NULL;
-        if (!compute_graph(s, g)) {
+        if (!compute_graph(s, g, &arena)) {
             goto done;
         }
         drop_graph(s);
         s->graph_ctx = ctx;
         s->graph = g;
+        s->graph_arena = arena;
+        memset(&arena, 0, sizeof(arena));
         ctx = NULL;
         ok = true;
     }
@@ -793,6 +789,7 @@ done:
     if (ctx != NULL) {
         ggml_free(ctx);
     }
+    rpc_arena_free(&arena);
     id_map_free(&ids);
     free(msg);
     return ok;
@@ -805,7 +802,7 @@ static bool cmd_graph_recompute(struct srv * s, const uint8_t * req) {
     if (s->graph == NULL) {
         return fail(s, "GRAPH_RECOMPUTE: no graph to recompute");
     }
-    return compute_graph(s, s->graph);
+    return compute_graph(s, s->graph, &s->graph_arena);
 }
 
 // fixed payload sizes; -1: variable
