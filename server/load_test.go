@@ -21,7 +21,7 @@ import (
 )
 
 // defaultModelPath is the embedded default model of cmd/ggml-server.
-const defaultModelPath = "../cmd/ggml-server/default.gguf"
+const defaultModelPath = "../internal/defaultmodel/default.gguf"
 
 var loadPrompts = []string{
 	"func main() {", "package http", "// Copyright", "type Reader interface {",

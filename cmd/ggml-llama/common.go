@@ -14,6 +14,7 @@ import (
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/cli"
+	"github.com/ggml-go/ggml/internal/defaultmodel"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/tokenizer"
 )
@@ -109,10 +110,10 @@ func (mf *modelFlags) load() (*loaded, error) {
 	var cleanup func()
 	if path == "" {
 		var err error
-		if path, cleanup, err = writeDefaultModel(); err != nil {
+		if path, cleanup, err = defaultmodel.WriteTemp("ggml-llama-default-"); err != nil {
 			return nil, err
 		}
-		mf.path = defaultModelName
+		mf.path = defaultmodel.Name
 	}
 	l, err := mf.loadPath(path)
 	if cleanup != nil {
@@ -178,10 +179,10 @@ func (mf *modelFlags) loadTokenizer() (tok *tokenizer.Tokenizer, done func(), er
 	path := mf.path
 	done = func() {}
 	if path == "" {
-		if path, done, err = writeDefaultModel(); err != nil {
+		if path, done, err = defaultmodel.WriteTemp("ggml-llama-default-"); err != nil {
 			return nil, nil, err
 		}
-		mf.path = defaultModelName
+		mf.path = defaultmodel.Name
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/defaultmodel"
 )
 
 // capture runs the command line with stdout and stderr captured and returns its exit status
@@ -198,7 +199,7 @@ func TestCommandErrors(t *testing.T) {
 
 // Without a command and without -m, ggml-llama generates with the embedded model.
 func TestDefaultModelGenerate(t *testing.T) {
-	require.NotEmpty(t, defaultModel)
+	require.NotEmpty(t, defaultmodel.GGUF)
 	temps := func() map[string]bool {
 		m := map[string]bool{}
 		names, _ := filepath.Glob(filepath.Join(os.TempDir(), "ggml-llama-default-*.gguf"))

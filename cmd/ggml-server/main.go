@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml/internal/cli"
+	"github.com/ggml-go/ggml/internal/defaultmodel"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/server"
 )
@@ -90,7 +91,7 @@ func serve(o options, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	path, id := o.model, o.alias
 	if path == "" {
-		p, cleanup, err := writeDefaultModel()
+		p, cleanup, err := defaultmodel.WriteTemp("ggml-server-default-")
 		if err != nil {
 			return err
 		}

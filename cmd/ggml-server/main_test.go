@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 )
@@ -27,17 +26,5 @@ func TestFlags(t *testing.T) {
 		if got := run(c.args, &stdout, &stderr); got != c.status || !strings.Contains(stdout.String()+stderr.String(), c.out) {
 			t.Errorf("%q: status %d, output %q; want %d and %q", c.args, got, stdout.String()+stderr.String(), c.status, c.out)
 		}
-	}
-}
-
-// TestDefaultModelSameAsLlama keeps the embedded model the same file as cmd/ggml-llama's (git
-// stores one blob for both).
-func TestDefaultModelSameAsLlama(t *testing.T) {
-	other, err := os.ReadFile("../ggml-llama/default.gguf")
-	if err != nil {
-		t.Skip(err)
-	}
-	if !bytes.Equal(other, defaultModel) {
-		t.Fatal("cmd/ggml-server/default.gguf differs from cmd/ggml-llama/default.gguf: copy the new one")
 	}
 }
