@@ -26,6 +26,16 @@ static ggo_pres ggo_ggml_backend_sched_get_tallocr(ggml_backend_sched_t s, ggml_
 static ggo_pres ggo_ggml_backend_sched_get_buffer(ggml_backend_sched_t s, ggml_backend_t b) {
     GGO_PCALL(ggml_backend_sched_get_buffer(s, b));
 }
+// every tensor of ctx placed in buf loses its placement (data and buffer cleared), so that it
+// can be placed again in buf, whose placements were reset
+static void ggo_unplace_buffer(struct ggml_context * ctx, ggml_backend_buffer_t buf) {
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
+        if (t->buffer == buf) {
+            t->data = NULL;
+            t->buffer = NULL;
+        }
+    }
+}
 */
 import "C"
 
@@ -336,8 +346,10 @@ func (s *Scheduler) compute(op string, g *Graph, cancel *cancelFlag) error {
 }
 
 // Reset forgets the placements of the last graph (ggml_backend_sched_reset), so that inputs
-// can be placed in the scheduler's buffers with Allocator before the next Compute. The
-// SetNodeBackend assignments persist.
+// can be placed in the scheduler's buffers with Allocator before the next Compute. Every
+// tensor placed in the scheduler's buffers (by Allocator or by a Compute) loses its memory and
+// can be placed again: the same graph can be reset, have its inputs placed and be computed any
+// number of times. The SetNodeBackend assignments persist.
 func (s *Scheduler) Reset() {
 	const op = "Scheduler.Reset"
 	c, err := s.enter(op)
@@ -347,8 +359,27 @@ func (s *Scheduler) Reset() {
 	defer s.busy.leave()
 	C.ggml_backend_sched_reset(c)
 	s.isReset = true
+	if bool(C.ggml_x_backend_sched_is_measured(c)) {
+		s.unplaceAll(c)
+	}
 	if err := s.apply(op, c); err != nil {
 		panic(err)
+	}
+}
+
+// unplaceAll makes every tensor of a live context that lives in one of the scheduler's buffers
+// unplaced (no data, no buffer), as it was before it was placed.
+func (s *Scheduler) unplaceAll(c C.ggml_backend_sched_t) {
+	ctxRegistry.mu.RLock()
+	defer ctxRegistry.mu.RUnlock()
+	for _, b := range s.backends {
+		buf := C.ggml_backend_sched_get_buffer(c, b.c)
+		if buf == nil {
+			continue
+		}
+		for _, e := range ctxRegistry.entries {
+			C.ggo_unplace_buffer(e.c, buf)
+		}
 	}
 }
 
@@ -402,15 +433,21 @@ func (s *Scheduler) ClearNodeBackends() {
 }
 
 // NodeBackend returns the backend node is assigned to by SetNodeBackend, else the one the last
-// split chose (ggml_backend_sched_get_node_backend), or nil.
+// split chose for it (ggml_backend_sched_get_node_backend; the split made by the last Compute
+// or InitMeasure, also after Reset), or nil when that split did not see node.
 func (s *Scheduler) NodeBackend(node *Tensor) *Backend {
 	const op = "Scheduler.NodeBackend"
-	node.cptr(op)
+	nc := node.cptr(op)
 	if b, ok := s.assign[node]; ok {
 		return b
 	}
-	cb := C.ggml_backend_sched_get_node_backend(s.cptr(op), node.cptr(op))
-	return s.backendOf(cb)
+	c := s.cptr(op)
+	if cb := C.ggml_backend_sched_get_node_backend(c, nc); cb != nil {
+		return s.backendOf(cb)
+	}
+	// after InitMeasure or Reset, the C scheduler forgets the split's choices, which it keeps
+	// for this call
+	return s.backendOf(C.ggml_x_backend_sched_get_split_backend(c, nc))
 }
 
 // backendOf returns the scheduler's *Backend for a C backend (nil for nil).
