@@ -167,6 +167,9 @@ func (m *Model) CPU() *ggml.Backend { return m.cpu }
 
 // SetThreads changes the number of CPU threads used by the model's contexts.
 func (m *Model) SetThreads(n int) error {
+	if err := m.checkOpen("Model.SetThreads"); err != nil {
+		return err
+	}
 	if n <= 0 {
 		n = DefaultThreads()
 	}

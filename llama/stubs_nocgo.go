@@ -7,6 +7,7 @@ package llama
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/grammar"
@@ -468,8 +469,8 @@ func (*Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) (r0 [][]float32, 
 var ErrQueueFull = errors.New("llama: the engine's queue is full")
 
 // ErrEngineClosed is returned for requests made after Close, and ends the requests that
-// Close cancels.
-var ErrEngineClosed = errors.New("llama: the engine is closed")
+// Close cancels. It wraps ggml.ErrClosed.
+var ErrEngineClosed = fmt.Errorf("llama: the engine is closed: %w", ggml.ErrClosed)
 
 // NewEngine starts an engine on m.
 //
