@@ -180,6 +180,9 @@ func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
 // the graph, computes it and returns the outputs of the rows ub.out (logits, or with
 // ub.hidden the hidden states of every token).
 func (c *Context) run(ub ubatch) ([]float32, error) {
+	if err := c.m.checkFiles("evaluating"); err != nil {
+		return nil, err
+	}
 	n := len(ub.tokens)
 	head := c.kv.findSlot(n)
 	if head < 0 && n > 1 && n <= c.kv.free() && !ub.hidden {

@@ -22,6 +22,18 @@ func (m *Model) checkOpen(op string) error {
 	return nil
 }
 
+// checkFiles returns an error wrapping ggml.ErrFileChanged when a file the model's weights are
+// mapped from shrank since it was loaded (reading its pages would crash the process with
+// SIGBUS): one fstat per mapped file, before each evaluation.
+func (m *Model) checkFiles(op string) error {
+	for _, w := range m.weights {
+		if err := w.CheckFile(); err != nil {
+			return fmt.Errorf("llama: %s: %s: %w", op, m.path, err)
+		}
+	}
+	return nil
+}
+
 // checkOpen returns an error wrapping ggml.ErrClosed when c, or its model, is nil or closed.
 func (c *Context) checkOpen(op string) error {
 	if c == nil || c.sched == nil {

@@ -30,6 +30,7 @@ type LlamaOptions struct {
 	CtxSize  int    // total context, split evenly between the slots; default: the training context of the model times Slots, at most 4096 per slot
 	Threads  int    // CPU threads; default llama.DefaultThreads()
 	NoRepack bool
+	NoMmap   bool // read the model into memory instead of mapping it (llama.Options.NoMmap)
 }
 
 // LlamaBackend is a Backend over a llama.Model served by a llama.Engine with one sequence
@@ -53,7 +54,7 @@ func NewLlamaBackend(path string, opt LlamaOptions) (*LlamaBackend, error) {
 	if opt.Slots < 1 {
 		opt.Slots = 1
 	}
-	m, err := llama.Load(path, llama.Options{Threads: opt.Threads, NoRepack: opt.NoRepack})
+	m, err := llama.Load(path, llama.Options{Threads: opt.Threads, NoRepack: opt.NoRepack, NoMmap: opt.NoMmap})
 	if err != nil {
 		return nil, err
 	}
