@@ -310,8 +310,8 @@ func (*Graph) Reset() {
 // every param's Grad holds d loss / d param (and loss its value).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) (r0 error) {
-	r0 = noCgo("Context.ComputeGradients")
+func (*Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) (err error) {
+	err = noCgo("Context.ComputeGradients")
 	return
 }
 
