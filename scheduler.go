@@ -67,7 +67,8 @@ import (
 //     data, as a decode loop does, costs little more than the backends' compute; the cost
 //     follows the graph's size, not graphSize.
 //   - Reset (optional) forgets the placements of the last graph so that inputs can be placed
-//     in the scheduler's buffers with Allocator before the next Compute; assignments stay.
+//     in the scheduler's buffers with Allocator before the next Compute (the tensors placed in
+//     those buffers, by Allocator or by Compute, can be placed again); assignments stay.
 //   - Close frees the scheduler and its buffers.
 //
 // A Scheduler must be used by one goroutine at a time: a call that overlaps another one on the
