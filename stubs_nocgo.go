@@ -2715,10 +2715,11 @@ func (*Scheduler) Compute(g *Graph) (r0 error) {
 }
 
 // Reset forgets the placements of the last graph (ggml_backend_sched_reset), so that inputs
-// can be placed in the scheduler's buffers with Allocator before the next Compute. Every
-// tensor placed in the scheduler's buffers (by Allocator or by a Compute) loses its memory and
-// can be placed again: the same graph can be reset, have its inputs placed and be computed any
-// number of times. The SetNodeBackend assignments persist.
+// can be placed in the scheduler's buffers with Allocator before the next Compute. The tensors
+// placed in the scheduler's buffers, with Allocator since the last Reset or by the last
+// Compute or InitMeasure, lose their memory and can be placed again: the same graph can be
+// reset, have its inputs placed and be computed any number of times. The SetNodeBackend
+// assignments persist.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Scheduler) Reset() {
