@@ -117,7 +117,8 @@ func (g *Graph) Reset() {
 // ComputeGradients runs the backward graph gb of gf (from BuildBackward) on the CPU: it zeroes
 // gf's gradients, sets loss's gradient to 1 and computes gb with nThreads threads. Afterwards
 // every param's Grad holds d loss / d param (and loss its value).
-func (ctx *Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) error {
+func (ctx *Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) (err error) {
+	defer errOnClosed(&err)
 	const op = "ComputeGradients"
 	g := loss.Grad()
 	if g == nil {

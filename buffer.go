@@ -351,9 +351,10 @@ func ctxBufferResult(op string, ctx *Context, r C.ggo_pres) (*Buffer, error) {
 // TensorAllocator places tensors one after the other in a buffer, or only measures how big a
 // buffer would have to be (ggml_tallocr_t).
 type TensorAllocator struct {
-	c   C.ggml_tallocr_t
-	buf *Buffer    // the allocator's buffer (borrowed or owned by the allocator), nil when measuring
-	ref *nativeRef // nil for a borrowed allocator (owned by a scheduler, ...)
+	c      C.ggml_tallocr_t
+	buf    *Buffer       // the allocator's buffer (borrowed or owned by the allocator), nil when measuring
+	ref    *nativeRef    // nil for a borrowed allocator (owned by a scheduler, ...)
+	placed func(*Tensor) // told of each tensor placed (a scheduler's allocators: Reset unplaces them)
 }
 
 // borrowedTensorAllocator wraps an allocator owned by someone else; Close does nothing.
@@ -479,6 +480,9 @@ func (a *TensorAllocator) Alloc(t *Tensor) (err error) {
 	}
 	if t.ctx != nil {
 		t.ctx.keepAlive(a)
+	}
+	if a.placed != nil {
+		a.placed(t)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 package ggml_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -45,4 +46,40 @@ func ExampleLoadGGUFTensors() {
 	out, _ := y.Float32()
 	fmt.Println(out, "mapped:", weights.Mapped())
 	// Output: [3 7] mapped: true
+}
+
+// A mapped file that shrinks while its tensors are in use would crash the process (SIGBUS) on
+// the next read: CheckFile reports it first. NoMmap reads the file into memory instead.
+func ExampleGGUFTensors_CheckFile() {
+	dir, _ := os.MkdirTemp("", "gguf-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "w.gguf")
+	var b gguf.Builder
+	_ = b.AddTensor("w", gguf.TypeF32, []int64{1024}, make([]byte, 4096))
+	if err := b.WriteFile(path); err != nil {
+		log.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	mapped, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mapped.Close()
+	read, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{NoMmap: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer read.Close()
+
+	_ = os.Truncate(path, 100) // another program rewrites the file in place
+	err = mapped.CheckFile()
+	fmt.Println("mapped:", errors.Is(err, ggml.ErrFileChanged))
+	fmt.Println("read:", read.Mapped(), read.CheckFile())
+	// Output:
+	// mapped: true
+	// read: false <nil>
 }

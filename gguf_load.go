@@ -3,19 +3,36 @@
 package ggml
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/ggml-go/ggml/gguf"
 )
 
+// ErrFileChanged is wrapped by the errors that report a mapped model file that shrank after it
+// was mapped (GGUFTensors.CheckFile): computing on its tensors would read past the end of the
+// file, which kills the process with SIGBUS.
+var ErrFileChanged = errors.New("ggml: the mapped file changed")
+
 // GGUFLoadOptions selects what LoadGGUFTensors loads and where. The zero value loads every
 // tensor, mapped from the file without copying.
+//
+// A mapped file must not be truncated or rewritten in place while its tensors are in use: the
+// pages past its new end are gone, and the first read of one kills the process with SIGBUS
+// (a signal, not an error Go can recover). Replacing the file by renaming a new one over it is
+// safe (the mapping keeps the old contents). GGUFTensors.CheckFile catches a file that shrank
+// before it is read; NoMmap avoids the mapping altogether.
 type GGUFLoadOptions struct {
-	// BufferType receives the tensors' data. nil maps the file (zero-copy, CPU backends only).
-	// A host buffer type that is not a mapping, or a device buffer type, gets one buffer of the
-	// type holding the selected tensors, filled by reading the file.
+	// BufferType receives the tensors' data. nil maps the file (zero-copy, CPU backends only),
+	// unless NoMmap. A host buffer type that is not a mapping, or a device buffer type, gets
+	// one buffer of the type holding the selected tensors, filled by reading the file.
 	BufferType *BufferType
+	// NoMmap, with a nil BufferType, reads the data into a CPU buffer (CPUBufferType) instead
+	// of mapping the file (llama.cpp's --no-mmap): loading is slower and takes memory, but
+	// the tensors no longer depend on the file, which may then change or go.
+	NoMmap bool
 	// Select, when set, loads only the tensors for which it returns true.
 	Select func(info gguf.TensorInfo) bool
 	// Progress, when set, is called after each tensor with the bytes placed so far and the total
@@ -30,6 +47,9 @@ type GGUFTensors struct {
 	buf    *Buffer
 	byName map[string]*Tensor
 	mapped bool
+	path   string
+	file   *os.File // the mapped file, kept open to check its size
+	extent int64    // the end of the last mapped tensor's bytes in the file
 }
 
 // Context returns the context that holds the tensors.
@@ -60,6 +80,34 @@ func (g *GGUFTensors) Close() error {
 		g.ctx.Close()
 		g.ctx = nil
 	}
+	if g.file != nil {
+		g.file.Close()
+		g.file = nil
+	}
+	return nil
+}
+
+// CheckFile returns an error wrapping ErrFileChanged when the tensors are mapped from a file
+// that is now shorter than the bytes they use (truncated, or rewritten in place, since it was
+// mapped): reading them would kill the process with SIGBUS. It costs one fstat; call it before
+// computing on mapped tensors when the file might change (llama.Context does, before each
+// evaluation). nil for tensors that are not mapped. A file that shrinks between the check and
+// the compute still crashes the process: load with GGUFLoadOptions.NoMmap when other programs
+// may write the file.
+func (g *GGUFTensors) CheckFile() error {
+	if g == nil || !g.mapped || g.file == nil {
+		return nil
+	}
+	const op = "GGUFTensors.CheckFile"
+	st, err := g.file.Stat()
+	if err != nil {
+		return &Error{Op: op, Shapes: fmt.Sprintf("%q", g.path), Msg: "cannot check the mapped file: " + err.Error(), Err: ErrFileChanged}
+	}
+	if st.Size() < g.extent {
+		return &Error{Op: op, Shapes: fmt.Sprintf("%q", g.path), Err: ErrFileChanged,
+			Msg: fmt.Sprintf("the mapped file is %d bytes long now, but its tensors use %d: it was truncated or rewritten while in use (reading it would crash the process with SIGBUS); load it again, or load with NoMmap (--no-mmap) to read it into memory",
+				st.Size(), g.extent)}
+	}
 	return nil
 }
 
@@ -69,6 +117,9 @@ func (g *GGUFTensors) Close() error {
 // first use); with opt.BufferType the data are read from the file into a new buffer of that
 // type. Each tensor has the file's name, type and shape. The usage of the buffer is set to
 // BufferUsageWeights, so that a Scheduler runs the ops using them on its backend.
+//
+// A mapped file must stay as it is while the tensors are in use: see GGUFLoadOptions for the
+// SIGBUS that truncating it causes, CheckFile and NoMmap.
 //
 // It returns an error (never panics) for a tensor of a type this library does not support, a
 // name longer than MaxName-1 bytes, a file that changed since f was read, or a failed
@@ -119,6 +170,9 @@ func LoadGGUFTensors(path string, f *gguf.File, opt GGUFLoadOptions) (*GGUFTenso
 		}
 		g.byName[ti.Name] = t
 	}
+	if opt.BufferType == nil && opt.NoMmap {
+		opt.BufferType = CPUBufferType()
+	}
 	if opt.BufferType == nil {
 		err = g.mapFile(path, f, infos, total, opt.Progress)
 	} else {
@@ -140,6 +194,12 @@ func (g *GGUFTensors) mapFile(path string, f *gguf.File, infos []gguf.TensorInfo
 	}
 	g.buf = buf
 	g.mapped = true
+	// kept open for CheckFile, which stats the file whose pages are mapped
+	file, err := os.Open(path)
+	if err != nil {
+		return &Error{Op: op, Shapes: fmt.Sprintf("%q", path), Msg: err.Error()}
+	}
+	g.file, g.path = file, path
 	if int64(buf.Size()) != f.Size() {
 		return &Error{Op: op, Shapes: fmt.Sprintf("%q", path),
 			Msg: fmt.Sprintf("the file is %d bytes long now but was %d when it was read: it changed; read it again", buf.Size(), f.Size())}
@@ -149,6 +209,7 @@ func (g *GGUFTensors) mapFile(path string, f *gguf.File, infos []gguf.TensorInfo
 		if err := buf.PlaceTensor(g.byName[ti.Name], uint64(f.DataOffset()+ti.Offset)); err != nil {
 			return err
 		}
+		g.extent = max(g.extent, f.DataOffset()+ti.Offset+ti.Size)
 		done += ti.Size
 		if progress != nil {
 			progress(done, total)

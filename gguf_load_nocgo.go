@@ -2,14 +2,26 @@
 
 package ggml
 
-import "github.com/ggml-go/ggml/gguf"
+import (
+	"errors"
+
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// ErrFileChanged is wrapped by the errors that report a mapped model file that shrank after it
+// was mapped (see the cgo build).
+var ErrFileChanged = errors.New("ggml: the mapped file changed")
 
 // GGUFLoadOptions selects what LoadGGUFTensors loads and where (see the cgo build).
 type GGUFLoadOptions struct {
 	BufferType *BufferType
+	NoMmap     bool
 	Select     func(info gguf.TensorInfo) bool
 	Progress   func(done, total int64)
 }
+
+// CheckFile returns nil without cgo.
+func (g *GGUFTensors) CheckFile() error { return nil }
 
 // GGUFTensors are tensors of a GGUF file placed in backend memory (see the cgo build).
 type GGUFTensors struct{}

@@ -26,6 +26,26 @@ static ggo_pres ggo_ggml_backend_sched_get_tallocr(ggml_backend_sched_t s, ggml_
 static ggo_pres ggo_ggml_backend_sched_get_buffer(ggml_backend_sched_t s, ggml_backend_t b) {
     GGO_PCALL(ggml_backend_sched_get_buffer(s, b));
 }
+// t loses its placement (data and buffer cleared) when it lives in one of the n buffers bufs,
+// whose placements were reset, so that it can be placed again
+static void ggo_unplace_tensor(struct ggml_tensor * t, ggml_backend_buffer_t * bufs, int n) {
+    for (int i = 0; i < n; i++) {
+        if (t->buffer != NULL && t->buffer == bufs[i]) {
+            t->data = NULL;
+            t->buffer = NULL;
+            return;
+        }
+    }
+}
+// the same for every leaf and node of g
+static void ggo_unplace_graph(struct ggml_cgraph * g, ggml_backend_buffer_t * bufs, int n) {
+    for (int i = 0; i < g->n_leafs; i++) {
+        ggo_unplace_tensor(g->leafs[i], bufs, n);
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        ggo_unplace_tensor(g->nodes[i], bufs, n);
+    }
+}
 */
 import "C"
 
@@ -57,7 +77,8 @@ import (
 //     data, as a decode loop does, costs little more than the backends' compute; the cost
 //     follows the graph's size, not graphSize.
 //   - Reset (optional) forgets the placements of the last graph so that inputs can be placed
-//     in the scheduler's buffers with Allocator before the next Compute; assignments stay.
+//     in the scheduler's buffers with Allocator before the next Compute (the tensors placed in
+//     those buffers, by Allocator or by Compute, can be placed again); assignments stay.
 //   - Close frees the scheduler and its buffers.
 //
 // A Scheduler must be used by one goroutine at a time: a call that overlaps another one on the
@@ -75,6 +96,8 @@ type Scheduler struct {
 	order   []*Tensor            // the assigned nodes, in the order of their first assignment
 	changed bool                 // assignments changed since the last measure
 	isReset bool                 // the C scheduler holds no placements of a previous graph
+	last    *Graph               // the last graph measured or computed (Reset unplaces its tensors)
+	placed  []*Tensor            // the tensors placed with Allocator since the last Reset
 }
 
 // NewScheduler creates a scheduler over backends, in order of priority (ggml_backend_sched_new).
@@ -260,6 +283,7 @@ func (s *Scheduler) InitMeasure(g *Graph) error {
 	if bool(C.ggml_x_backend_sched_is_measured(c)) {
 		s.changed = true // measure again
 	}
+	s.last = g
 	return s.measure(op, c, gc)
 }
 
@@ -318,6 +342,7 @@ func (s *Scheduler) compute(op string, g *Graph, cancel *cancelFlag) error {
 		defer s.setAbort(c, nil)
 	}
 	s.isReset = false
+	s.last = g
 	r := C.ggo_ggml_x_backend_sched_graph_compute(c, gc)
 	msg := takeCError(r.err)
 	if err := customPanicError(op, gc); err != nil {
@@ -336,8 +361,11 @@ func (s *Scheduler) compute(op string, g *Graph, cancel *cancelFlag) error {
 }
 
 // Reset forgets the placements of the last graph (ggml_backend_sched_reset), so that inputs
-// can be placed in the scheduler's buffers with Allocator before the next Compute. The
-// SetNodeBackend assignments persist.
+// can be placed in the scheduler's buffers with Allocator before the next Compute. The tensors
+// placed in the scheduler's buffers, with Allocator since the last Reset or by the last
+// Compute or InitMeasure, lose their memory and can be placed again: the same graph can be
+// reset, have its inputs placed and be computed any number of times. The SetNodeBackend
+// assignments persist.
 func (s *Scheduler) Reset() {
 	const op = "Scheduler.Reset"
 	c, err := s.enter(op)
@@ -347,9 +375,37 @@ func (s *Scheduler) Reset() {
 	defer s.busy.leave()
 	C.ggml_backend_sched_reset(c)
 	s.isReset = true
+	if bool(C.ggml_x_backend_sched_is_measured(c)) {
+		s.unplaceAll(c)
+	}
 	if err := s.apply(op, c); err != nil {
 		panic(err)
 	}
+}
+
+// unplaceAll makes the tensors placed in the scheduler's buffers unplaced (no data, no
+// buffer), as they were before they were placed: those of the last graph measured or computed
+// and those placed with Allocator since the last Reset (tensors of closed contexts are skipped).
+func (s *Scheduler) unplaceAll(c C.ggml_backend_sched_t) {
+	bufs := make([]C.ggml_backend_buffer_t, 0, len(s.backends))
+	for _, b := range s.backends {
+		if buf := C.ggml_backend_sched_get_buffer(c, b.c); buf != nil {
+			bufs = append(bufs, buf)
+		}
+	}
+	if len(bufs) > 0 {
+		if s.last != nil && (s.last.ctx == nil || !s.last.ctx.dead.Load()) {
+			C.ggo_unplace_graph(s.last.c, &bufs[0], C.int(len(bufs)))
+		}
+		for _, t := range s.placed {
+			if t.ctx == nil || !t.ctx.dead.Load() {
+				C.ggo_unplace_tensor(t.c, &bufs[0], C.int(len(bufs)))
+			}
+		}
+	}
+	clear(s.placed)
+	s.placed = s.placed[:0]
+	s.last = nil
 }
 
 // NumSplits returns the number of splits of the last graph (ggml_backend_sched_get_n_splits).
@@ -402,15 +458,21 @@ func (s *Scheduler) ClearNodeBackends() {
 }
 
 // NodeBackend returns the backend node is assigned to by SetNodeBackend, else the one the last
-// split chose (ggml_backend_sched_get_node_backend), or nil.
+// split chose for it (ggml_backend_sched_get_node_backend; the split made by the last Compute
+// or InitMeasure, also after Reset), or nil when that split did not see node.
 func (s *Scheduler) NodeBackend(node *Tensor) *Backend {
 	const op = "Scheduler.NodeBackend"
-	node.cptr(op)
+	nc := node.cptr(op)
 	if b, ok := s.assign[node]; ok {
 		return b
 	}
-	cb := C.ggml_backend_sched_get_node_backend(s.cptr(op), node.cptr(op))
-	return s.backendOf(cb)
+	c := s.cptr(op)
+	if cb := C.ggml_backend_sched_get_node_backend(c, nc); cb != nil {
+		return s.backendOf(cb)
+	}
+	// after InitMeasure or Reset, the C scheduler forgets the split's choices, which it keeps
+	// for this call
+	return s.backendOf(C.ggml_x_backend_sched_get_split_backend(c, nc))
 }
 
 // backendOf returns the scheduler's *Backend for a C backend (nil for nil).
@@ -446,7 +508,9 @@ func (s *Scheduler) Allocator(b *Backend) *TensorAllocator {
 	if msg := takeCError(r.err); msg != "" || r.p == nil {
 		panic(&Error{Op: op, Msg: msg})
 	}
-	return borrowedTensorAllocator(C.ggml_tallocr_t(r.p))
+	a := borrowedTensorAllocator(C.ggml_tallocr_t(r.p))
+	a.placed = func(t *Tensor) { s.placed = append(s.placed, t) }
+	return a
 }
 
 // Buffer returns the scheduler's buffer for backend b (ggml_backend_sched_get_buffer), owned

@@ -310,8 +310,8 @@ func (*Graph) Reset() {
 // every param's Grad holds d loss / d param (and loss its value).
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
-func (*Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) (r0 error) {
-	r0 = noCgo("Context.ComputeGradients")
+func (*Context) ComputeGradients(gf, gb *Graph, loss *Tensor, nThreads int) (err error) {
+	err = noCgo("Context.ComputeGradients")
 	return
 }
 
@@ -2715,8 +2715,11 @@ func (*Scheduler) Compute(g *Graph) (r0 error) {
 }
 
 // Reset forgets the placements of the last graph (ggml_backend_sched_reset), so that inputs
-// can be placed in the scheduler's buffers with Allocator before the next Compute. The
-// SetNodeBackend assignments persist.
+// can be placed in the scheduler's buffers with Allocator before the next Compute. The tensors
+// placed in the scheduler's buffers, with Allocator since the last Reset or by the last
+// Compute or InitMeasure, lose their memory and can be placed again: the same graph can be
+// reset, have its inputs placed and be computed any number of times. The SetNodeBackend
+// assignments persist.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Scheduler) Reset() {
@@ -2749,7 +2752,8 @@ func (*Scheduler) ClearNodeBackends() {
 }
 
 // NodeBackend returns the backend node is assigned to by SetNodeBackend, else the one the last
-// split chose (ggml_backend_sched_get_node_backend), or nil.
+// split chose for it (ggml_backend_sched_get_node_backend; the split made by the last Compute
+// or InitMeasure, also after Reset), or nil when that split did not see node.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Scheduler) NodeBackend(node *Tensor) (r0 *Backend) {

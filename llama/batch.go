@@ -54,9 +54,6 @@ type ubatch struct {
 
 // validate checks a batch before anything is evaluated.
 func (c *Context) validate(b *Batch) error {
-	if c.sched == nil {
-		return errors.New("llama: Context used after Close")
-	}
 	n := len(b.Tokens)
 	if n == 0 {
 		return errors.New("llama: Decode needs at least one token")
@@ -95,6 +92,9 @@ func (c *Context) validate(b *Batch) error {
 // weights are read once per graph for all its tokens, so a step of n sequences costs far
 // less than n steps.
 func (c *Context) Decode(b *Batch) error {
+	if err := c.checkOpen("Context.Decode"); err != nil {
+		return err
+	}
 	if err := c.validate(b); err != nil {
 		return err
 	}
@@ -152,8 +152,8 @@ func (c *Context) Logits(i int) []float32 {
 // ErrContextFull when the tokens do not fit (nothing is evaluated), and an error for a token
 // id outside the vocabulary.
 func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
-	if c.sched == nil {
-		return nil, errors.New("llama: Context used after Close")
+	if err := c.checkOpen("Context.Eval"); err != nil {
+		return nil, err
 	}
 	if len(tokens) == 0 {
 		return nil, errors.New("llama: Eval needs at least one token")
@@ -180,6 +180,9 @@ func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
 // the graph, computes it and returns the outputs of the rows ub.out (logits, or with
 // ub.hidden the hidden states of every token).
 func (c *Context) run(ub ubatch) ([]float32, error) {
+	if err := c.m.checkFiles("evaluating"); err != nil {
+		return nil, err
+	}
 	n := len(ub.tokens)
 	head := c.kv.findSlot(n)
 	if head < 0 && n > 1 && n <= c.kv.free() && !ub.hidden {
@@ -325,6 +328,9 @@ func checkSeq(op string, seq int, allowAll bool) error {
 // SeqRemove removes sequence seq (every sequence for seq = -1) from the cells at positions
 // [p0, p1) (p1 < 0: to the end); a cell that no sequence holds any more is free again.
 func (c *Context) SeqRemove(seq, p0, p1 int) error {
+	if err := c.checkOpen("Context.SeqRemove"); err != nil {
+		return err
+	}
 	if err := checkSeq("SeqRemove", seq, true); err != nil {
 		return err
 	}
@@ -336,6 +342,9 @@ func (c *Context) SeqRemove(seq, p0, p1 int) error {
 // sequence dst as well: a shared prefix (a system prompt) evaluated once serves both
 // sequences without copying data. Remove dst's own cells at those positions first.
 func (c *Context) SeqCopy(src, dst, p0, p1 int) error {
+	if err := c.checkOpen("Context.SeqCopy"); err != nil {
+		return err
+	}
 	if err := checkSeq("SeqCopy", src, false); err != nil {
 		return err
 	}
@@ -350,6 +359,9 @@ func (c *Context) SeqCopy(src, dst, p0, p1 int) error {
 
 // SeqKeep removes every sequence but seq from the cache.
 func (c *Context) SeqKeep(seq int) error {
+	if err := c.checkOpen("Context.SeqKeep"); err != nil {
+		return err
+	}
 	if err := checkSeq("SeqKeep", seq, false); err != nil {
 		return err
 	}
@@ -377,8 +389,8 @@ func (c *Context) SeqShift(seq, p0, p1, delta int) error {
 	if err := checkSeq("SeqShift", seq, false); err != nil {
 		return err
 	}
-	if c.sched == nil {
-		return errors.New("llama: Context used after Close")
+	if err := c.checkOpen("Context.SeqShift"); err != nil {
+		return err
 	}
 	deltas, shared := c.kv.seqShift(seq, int32(max(p0, 0)), int32(p1), int32(delta))
 	if shared {

@@ -42,6 +42,9 @@ type Context struct {
 // NewContext creates an inference context on the model. It allocates the KV cache and sizes
 // the compute buffers for the largest batch.
 func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
+	if err := m.checkOpen("Model.NewContext"); err != nil {
+		return nil, err
+	}
 	nCtx := opt.NCtx
 	if nCtx <= 0 {
 		nCtx = 512

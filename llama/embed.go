@@ -24,8 +24,8 @@ type EmbedOptions struct {
 // models (bert, nomic-bert) attend over the whole input, which must then fit in one batch
 // (NBatch); decoders are evaluated in batches like Eval.
 func (c *Context) Embed(tokens []int32, opt EmbedOptions) ([][]float32, error) {
-	if c.sched == nil {
-		return nil, errors.New("llama: Context used after Close")
+	if err := c.checkOpen("Context.Embed"); err != nil {
+		return nil, err
 	}
 	if len(tokens) == 0 {
 		return nil, errors.New("llama: Embed needs at least one token")
@@ -92,6 +92,9 @@ func (c *Context) Embed(tokens []int32, opt EmbedOptions) ([][]float32, error) {
 // EmbedBatch returns one pooled embedding per input (each evaluated as its own sequence, as
 // Embed does); the pooling must not be PoolingNone.
 func (c *Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) ([][]float32, error) {
+	if err := c.checkOpen("Context.EmbedBatch"); err != nil {
+		return nil, err
+	}
 	out := make([][]float32, 0, len(inputs))
 	for i, toks := range inputs {
 		v, err := c.Embed(toks, opt)

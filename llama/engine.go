@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/tokenizer"
 )
 
@@ -19,8 +20,8 @@ import (
 var ErrQueueFull = errors.New("llama: the engine's queue is full")
 
 // ErrEngineClosed is returned for requests made after Close, and ends the requests that
-// Close cancels.
-var ErrEngineClosed = errors.New("llama: the engine is closed")
+// Close cancels. It wraps ggml.ErrClosed.
+var ErrEngineClosed = fmt.Errorf("llama: the engine is closed: %w", ggml.ErrClosed)
 
 // EngineOptions configures an Engine.
 type EngineOptions struct {
@@ -136,6 +137,9 @@ type slot struct {
 
 // NewEngine starts an engine on m.
 func NewEngine(m *Model, opt EngineOptions) (*Engine, error) {
+	if err := m.checkOpen("NewEngine"); err != nil {
+		return nil, err
+	}
 	if opt.Parallel <= 0 {
 		opt.Parallel = 4
 	}

@@ -125,8 +125,8 @@ func (g *genSeq) finish(p Piece, why FinishReason) Piece {
 // loop early is fine. The Context must not be used by anything else while the stream runs.
 func (c *Context) Generate(ctx context.Context, req Request) iter.Seq2[Piece, error] {
 	return func(yield func(Piece, error) bool) {
-		if c.sched == nil {
-			yield(Piece{}, errors.New("llama: Context used after Close"))
+		if err := c.checkOpen("Context.Generate"); err != nil {
+			yield(Piece{}, err)
 			return
 		}
 		prompt, err := c.m.promptTokens(&req)

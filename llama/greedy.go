@@ -15,6 +15,9 @@ type GreedyRun struct {
 // stop at EOS) and evaluates it alone. This is how the reference outputs of shared/models were
 // made. The prompt must fit in one batch and, with the n steps, in the context.
 func (c *Context) RunGreedy(prompt []int32, n int) (*GreedyRun, error) {
+	if err := c.checkOpen("Context.RunGreedy"); err != nil {
+		return nil, err
+	}
 	if len(prompt) > c.nBatch {
 		return nil, fmt.Errorf("llama: the prompt has %d tokens, more than one batch of %d", len(prompt), c.nBatch)
 	}

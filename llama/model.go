@@ -43,6 +43,12 @@ type Options struct {
 	// into ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels
 	// stream faster. The environment variable GGML_GO_NO_REPACK=1 does the same.
 	NoRepack bool
+	// NoMmap reads the CPU weights into memory instead of mapping the file (llama.cpp's
+	// --no-mmap): loading takes longer and the weights take memory, but the model no longer
+	// depends on the file, which may then be rewritten or deleted. By default the file is
+	// mapped and must not be truncated or rewritten in place while the model is open (see
+	// Load).
+	NoMmap bool
 }
 
 // repackable reports whether a CPU weight goes to the repack buffer type: a matrix read only by
@@ -167,6 +173,9 @@ func (m *Model) CPU() *ggml.Backend { return m.cpu }
 
 // SetThreads changes the number of CPU threads used by the model's contexts.
 func (m *Model) SetThreads(n int) error {
+	if err := m.checkOpen("Model.SetThreads"); err != nil {
+		return err
+	}
 	if n <= 0 {
 		n = DefaultThreads()
 	}
@@ -288,8 +297,15 @@ func layerOf(name string) int {
 
 // Load reads the GGUF model at path, checks its keys, types and shapes by llama.cpp's rules
 // (errors name the key or tensor) and places its weights: on the CPU the file is mapped and
-// used in place; with opt.Offload the last opt.GPULayers layers are copied into that backend's
-// memory. Close the model when done.
+// used in place (opt.NoMmap reads it instead); with opt.Offload the last opt.GPULayers layers
+// are copied into that backend's memory. Close the model when done.
+//
+// A mapped file must not be truncated or rewritten in place while the model is open: reading
+// a page past its new end kills the process with SIGBUS, a signal that Go cannot turn into an
+// error. Each evaluation (Context.Decode, Eval, Embed, ...) first checks the file's size and
+// returns an error wrapping ggml.ErrFileChanged when it shrank, but a file truncated during an
+// evaluation still crashes the process. Replacing the file by renaming a new one over it is
+// safe. Load with opt.NoMmap when other programs may write the file.
 func Load(path string, opt Options) (*Model, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("llama: cannot open the model: %w", err)
@@ -368,6 +384,7 @@ func Load(path string, opt Options) (*Model, error) {
 	repack := !opt.NoRepack && os.Getenv("GGML_GO_NO_REPACK") != "1"
 	toRepack := func(ti gguf.TensorInfo) bool { return repack && !onOffload(ti.Name) && repackable(ti) }
 	cpuW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
+		NoMmap:   opt.NoMmap,
 		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) },
 		Progress: progress(0),
 	})

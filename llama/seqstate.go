@@ -27,8 +27,8 @@ func (c *Context) SeqState(seq int) ([]byte, error) {
 	if err := checkSeq("SeqState", seq, false); err != nil {
 		return nil, err
 	}
-	if c.sched == nil {
-		return nil, errors.New("llama: Context used after Close")
+	if err := c.checkOpen("Context.SeqState"); err != nil {
+		return nil, err
 	}
 	kv := c.kv
 	var cells []int
@@ -77,8 +77,8 @@ func (c *Context) SetSeqState(seq int, state []byte) error {
 	if err := checkSeq("SetSeqState", seq, false); err != nil {
 		return err
 	}
-	if c.sched == nil {
-		return errors.New("llama: Context used after Close")
+	if err := c.checkOpen("Context.SetSeqState"); err != nil {
+		return err
 	}
 	kv := c.kv
 	r := bytes.NewReader(state)

@@ -7,6 +7,7 @@ package llama
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/grammar"
@@ -203,6 +204,12 @@ type Options struct {
 	// into ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels
 	// stream faster. The environment variable GGML_GO_NO_REPACK=1 does the same.
 	NoRepack bool
+	// NoMmap reads the CPU weights into memory instead of mapping the file (llama.cpp's
+	// --no-mmap): loading takes longer and the weights take memory, but the model no longer
+	// depends on the file, which may then be rewritten or deleted. By default the file is
+	// mapped and must not be truncated or rewritten in place while the model is open (see
+	// Load).
+	NoMmap bool
 }
 
 // RandomConfig describes a model with random weights for tests and benchmarks. Zero fields
@@ -468,8 +475,8 @@ func (*Context) EmbedBatch(inputs [][]int32, opt EmbedOptions) (r0 [][]float32, 
 var ErrQueueFull = errors.New("llama: the engine's queue is full")
 
 // ErrEngineClosed is returned for requests made after Close, and ends the requests that
-// Close cancels.
-var ErrEngineClosed = errors.New("llama: the engine is closed")
+// Close cancels. It wraps ggml.ErrClosed.
+var ErrEngineClosed = fmt.Errorf("llama: the engine is closed: %w", ggml.ErrClosed)
 
 // NewEngine starts an engine on m.
 //
@@ -721,8 +728,8 @@ func (*Model) Close() (r0 error) {
 
 // Load reads the GGUF model at path, checks its keys, types and shapes by llama.cpp's rules
 // (errors name the key or tensor) and places its weights: on the CPU the file is mapped and
-// used in place; with opt.Offload the last opt.GPULayers layers are copied into that backend's
-// memory. Close the model when done.
+// used in place (opt.NoMmap reads it instead); with opt.Offload the last opt.GPULayers layers
+// are copied into that backend's memory. Close the model when done.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
 func Load(path string, opt Options) (r0 *Model, r1 error) {

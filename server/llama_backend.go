@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/chat"
 	"github.com/ggml-go/ggml/grammar"
 	"github.com/ggml-go/ggml/llama"
@@ -29,6 +30,7 @@ type LlamaOptions struct {
 	CtxSize  int    // total context, split evenly between the slots; default: the training context of the model times Slots, at most 4096 per slot
 	Threads  int    // CPU threads; default llama.DefaultThreads()
 	NoRepack bool
+	NoMmap   bool // read the model into memory instead of mapping it (llama.Options.NoMmap)
 }
 
 // LlamaBackend is a Backend over a llama.Model served by a llama.Engine with one sequence
@@ -52,7 +54,7 @@ func NewLlamaBackend(path string, opt LlamaOptions) (*LlamaBackend, error) {
 	if opt.Slots < 1 {
 		opt.Slots = 1
 	}
-	m, err := llama.Load(path, llama.Options{Threads: opt.Threads, NoRepack: opt.NoRepack})
+	m, err := llama.Load(path, llama.Options{Threads: opt.Threads, NoRepack: opt.NoRepack, NoMmap: opt.NoMmap})
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +123,14 @@ func (b *LlamaBackend) Close() error {
 	return nil
 }
 
+// checkOpen returns an error wrapping ggml.ErrClosed after Close.
+func (b *LlamaBackend) checkOpen(op string) error {
+	if b == nil || b.engine == nil {
+		return fmt.Errorf("LlamaBackend.%s: the backend is closed: %w", op, ggml.ErrClosed)
+	}
+	return nil
+}
+
 // Model returns the loaded model.
 func (b *LlamaBackend) Model() *llama.Model { return b.model }
 
@@ -176,6 +186,9 @@ func (b *LlamaBackend) grammarVocab() (*grammar.Vocab, error) {
 // Generate implements Backend.
 func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit func(Piece) error) (Result, error) {
 	res := Result{PromptTokens: len(req.Prompt)}
+	if err := b.checkOpen("Generate"); err != nil {
+		return res, err
+	}
 	if len(req.Prompt) == 0 {
 		return res, errors.New("empty prompt")
 	}
@@ -239,6 +252,9 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 // Embed implements Backend: the model's pooling (decoders: the mean of the final hidden
 // states), L2-normalized, computed by the engine between its steps.
 func (b *LlamaBackend) Embed(ctx context.Context, toks []int32) ([]float32, error) {
+	if err := b.checkOpen("Embed"); err != nil {
+		return nil, err
+	}
 	if len(toks) > b.info.ContextLength {
 		return nil, fmt.Errorf("%w: %d tokens, and a slot holds %d", ErrPromptTooLong, len(toks), b.info.ContextLength)
 	}

@@ -17,6 +17,7 @@ type LlamaOptions struct {
 	CtxSize  int
 	Threads  int
 	NoRepack bool
+	NoMmap   bool
 }
 
 // LlamaBackend is a Backend over a llama.Model; it needs cgo.

@@ -50,23 +50,26 @@ func seedOf(name string) int64 {
 	return int64(h.Sum64() & 0x7fffffffffffffff)
 }
 
-// runOpCase builds, allocates, computes and checks one case on backend be.
+// runOpCase builds, allocates, computes and checks one case on backend be against the
+// float64 reference.
 func runOpCase(t *testing.T, be *ggml.Backend, tc opCase) {
 	t.Helper()
-	ctx, err := ggml.NewContext(ggml.Params{MemSize: 512*ggml.TensorOverhead() + ggml.GraphOverhead(), NoAlloc: true})
-	require.NoError(t, err)
-	defer ctx.Close()
+	got, want, supported := computeOpCase(t, be, tc, 1)
+	require.True(t, supported, "%s: backend %s does not support every node", tc.name, be.Name())
+	tol := tc.tol
+	if tol == 0 {
+		tol = 1e-4
+	}
+	require.Len(t, got, want.n())
+	bad, first := countMismatches(want.d, got, tol)
+	require.Zero(t, bad, "%s: %d of %d elements differ (tol %g); first: %s", tc.name, bad, len(got), tol, first)
+}
 
+// caseInputs returns the case's random inputs (seeded by its name) as float64 arrays.
+func caseInputs(t *testing.T, tc opCase) []*arr {
 	rng := rand.New(rand.NewSource(seedOf(tc.name)))
-	xs := make([]*ggml.Tensor, len(tc.in))
 	refs := make([]*arr, len(tc.in))
 	for i, in := range tc.in {
-		ne := make([]int64, len(in.ne))
-		for j, n := range in.ne {
-			ne[j] = int64(n)
-		}
-		xs[i] = ctx.NewTensor(in.typ, ne...)
-		xs[i].SetName(fmt.Sprintf("in%d", i))
 		a := newArr(in.ne...)
 		switch {
 		case in.typ == ggml.TypeI32:
@@ -89,7 +92,30 @@ func runOpCase(t *testing.T, be *ggml.Backend, tc opCase) {
 		}
 		refs[i] = a
 	}
-	want := tc.ref(refs)
+	return refs
+}
+
+// computeOpCase builds the case in a new context, places its tensors in a buffer of be, then
+// `times` times sets the inputs and computes the graph (a second compute on an RPC backend is
+// a recompute). It returns the output, the float64 reference and false, computing nothing, when
+// be does not support one of the graph's nodes.
+func computeOpCase(t *testing.T, be *ggml.Backend, tc opCase, times int) (got []float64, want *arr, supported bool) {
+	t.Helper()
+	ctx, err := ggml.NewContext(ggml.Params{MemSize: 512*ggml.TensorOverhead() + ggml.GraphOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+
+	refs := caseInputs(t, tc)
+	xs := make([]*ggml.Tensor, len(tc.in))
+	for i, in := range tc.in {
+		ne := make([]int64, len(in.ne))
+		for j, n := range in.ne {
+			ne[j] = int64(n)
+		}
+		xs[i] = ctx.NewTensor(in.typ, ne...)
+		xs[i].SetName(fmt.Sprintf("in%d", i))
+	}
+	want = tc.ref(refs)
 
 	var out *ggml.Tensor
 	func() {
@@ -103,30 +129,34 @@ func runOpCase(t *testing.T, be *ggml.Backend, tc opCase) {
 	require.NotNil(t, out)
 	g := ctx.NewGraph()
 	g.BuildForwardExpand(out)
+	for _, n := range g.Nodes() {
+		if !be.SupportsOp(n) {
+			return nil, want, false
+		}
+	}
 	buf, err := ggml.AllocContextTensors(ctx, be)
 	require.NoError(t, err)
 	defer buf.Close()
 
-	for i, in := range tc.in {
-		switch in.typ {
-		case ggml.TypeI32:
-			require.NoError(t, xs[i].SetInt32(in.ints))
-		default:
-			v := make([]float32, refs[i].n())
-			for j, x := range refs[i].d {
-				v[j] = float32(x)
+	for k := 0; k < times; k++ {
+		// the inputs again each time: in-place ops overwrite them
+		for i, in := range tc.in {
+			switch in.typ {
+			case ggml.TypeI32:
+				require.NoError(t, xs[i].SetInt32(in.ints))
+			default:
+				v := make([]float32, refs[i].n())
+				for j, x := range refs[i].d {
+					v[j] = float32(x)
+				}
+				require.NoError(t, xs[i].SetFloat32(v))
 			}
-			require.NoError(t, xs[i].SetFloat32(v))
 		}
+		require.NoError(t, be.Compute(g), tc.name)
 	}
-	for _, n := range g.Nodes() {
-		require.True(t, be.SupportsOp(n), "%s: backend does not support node %v", tc.name, n)
-	}
-	require.NoError(t, be.Compute(g), tc.name)
 
 	ne := out.Ne()
 	require.Equal(t, want.ne, [4]int{int(ne[0]), int(ne[1]), int(ne[2]), int(ne[3])}, "%s: result shape", tc.name)
-	var got []float64
 	switch out.Type() {
 	case ggml.TypeI32:
 		v, err := out.Int32()
@@ -141,15 +171,14 @@ func runOpCase(t *testing.T, be *ggml.Backend, tc opCase) {
 			got = append(got, float64(x))
 		}
 	}
-	tol := tc.tol
-	if tol == 0 {
-		tol = 1e-4
-	}
-	require.Len(t, got, want.n())
-	bad := 0
-	var first string
+	return got, want, true
+}
+
+// countMismatches counts the elements of got farther than tol (relative to max(1, |want|))
+// from want; infinities must match exactly. first describes the first mismatch.
+func countMismatches(want, got []float64, tol float64) (bad int, first string) {
 	for i := range got {
-		w, g := want.d[i], got[i]
+		w, g := want[i], got[i]
 		if math.IsInf(w, 0) || math.IsInf(g, 0) {
 			if w != g {
 				bad++
@@ -159,14 +188,14 @@ func runOpCase(t *testing.T, be *ggml.Backend, tc opCase) {
 			}
 			continue
 		}
-		if math.IsNaN(g) || math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
+		if math.IsNaN(g) != math.IsNaN(w) || !math.IsNaN(g) && math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
 			bad++
 			if first == "" {
 				first = fmt.Sprintf("element %d: got %g, want %g", i, g, w)
 			}
 		}
 	}
-	require.Zero(t, bad, "%s: %d of %d elements differ (tol %g); first: %s", tc.name, bad, len(got), tol, first)
+	return bad, first
 }
 
 func shape(x *ggml.Tensor) [4]int {
@@ -618,6 +647,13 @@ func allOpCases() []opCase {
 		ref: func(x []*arr) *arr {
 			return refMulMat(x[0], mapArr(x[1], f16))
 		}, tol: 2e-3})
+	// the layer every backend test used to check on its own (rpc_test.go, cuda_backend_test.go):
+	// SILU(MUL_MAT) with a long dot product
+	add(opCase{name: "MulMat/silu_k256", covers: []string{"MulMat", "Silu"}, in: []input{f32(256, 64), f32(256, 4)},
+		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.Silu(c.MulMat(x[0], x[1])) },
+		ref: func(x []*arr) *arr {
+			return mapArr(refMulMat(x[0], x[1]), func(v float64) float64 { return v * sigmoid(v) })
+		}, tol: 1e-4})
 	add(opCase{name: "MulMatID", in: []input{f32(6, 4), f32(6, 4), f32(6, 4), i32([]int32{0, 2, 1, 1, 2, 0, 0, 0, 1, 2}, 2, 5), f32(6, 5)},
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
 			return c.MulMatID([]*ggml.Tensor{x[0], x[1], x[2]}, x[3], 1, x[4])

@@ -38,6 +38,9 @@ func (t *Trainer) Evals() []EvalPoint { return append([]EvalPoint(nil), t.evals.
 // (created if needed), each file first under a temporary name and then renamed, the state
 // last, so that an interrupted save leaves the previous checkpoint loadable.
 func (t *Trainer) SaveCheckpoint(dir string) error {
+	if err := t.checkOpen("Trainer.SaveCheckpoint"); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

@@ -177,8 +177,8 @@ func (m *Model) Save(path string, opt SaveOptions) error {
 
 // builder returns the GGUF contents of the model.
 func (m *Model) builder(opt SaveOptions) (*gguf.Builder, error) {
-	if m.ctx == nil {
-		return nil, errors.New("train: the model is closed")
+	if err := m.checkOpen("Model.Save"); err != nil {
+		return nil, err
 	}
 	typ := opt.Type
 	if opt.Name == "" {

@@ -118,8 +118,8 @@ func NewTrainer(m *Model, data []int32, opt Options) (*Trainer, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
-	if m == nil || m.ctx == nil {
-		return nil, errors.New("train: nil or closed model")
+	if err := m.checkOpen("NewTrainer"); err != nil {
+		return nil, err
 	}
 	if m.tokEmbd.IsParam() {
 		return nil, errors.New("train: the model already belongs to a Trainer")
@@ -227,6 +227,9 @@ func (t *Trainer) build() error {
 // schedule), for example to fit a time budget once the speed is known. It must not be below
 // the steps already done; a checkpoint saved afterwards records the new total.
 func (t *Trainer) SetSteps(n int) error {
+	if err := t.checkOpen("Trainer.SetSteps"); err != nil {
+		return err
+	}
 	if n < t.step || n <= 0 {
 		return fmt.Errorf("train: cannot set the run to %d steps: %d are done", n, t.step)
 	}
@@ -332,6 +335,9 @@ func (t *Trainer) progress() Progress {
 
 // Train runs n more steps (at most up to Options.Steps). It returns the first error.
 func (t *Trainer) Train(n int) error {
+	if err := t.checkOpen("Trainer.Train"); err != nil {
+		return err
+	}
 	n = min(n, t.opt.Steps-t.step)
 	if n <= 0 {
 		return nil
@@ -388,6 +394,9 @@ func (t *Trainer) setIterations(n int) error {
 // windows of n_ctx+1 tokens (consecutive windows share one token) evaluated batch at a time;
 // at most maxBatches batches (0: all) and at least one full batch of windows is needed.
 func (t *Trainer) Evaluate(tokens []int32, maxBatches int) (float64, error) {
+	if err := t.checkOpen("Trainer.Evaluate"); err != nil {
+		return 0, err
+	}
 	n := t.m.cfg.NCtx
 	var offs []int
 	for o := 0; o+n+1 <= len(tokens); o += n {
@@ -420,6 +429,9 @@ func (t *Trainer) Evaluate(tokens []int32, maxBatches int) (float64, error) {
 // Logits runs the training graph's forward pass on Batch sequences of n_ctx tokens (tokens
 // holds them one after another) and returns the logits, n_vocab per token.
 func (t *Trainer) Logits(tokens []int32) ([]float32, error) {
+	if err := t.checkOpen("Trainer.Logits"); err != nil {
+		return nil, err
+	}
 	n := t.m.cfg.NCtx
 	if len(tokens) != n*t.opt.Batch {
 		return nil, fmt.Errorf("train: Logits needs Batch·n_ctx = %d tokens, not %d", n*t.opt.Batch, len(tokens))

@@ -60,6 +60,7 @@ type modelFlags struct {
 	backend string
 	ngl     int
 	rpc     string
+	noMmap  bool
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -72,6 +73,7 @@ func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
 	fs.StringVar(&m.path, "m", "", "model file (GGUF of a supported architecture; default: the embedded model trained on Go code)")
 	fs.StringVar(&m.backend, "backend", "CPU", "backend for the offloaded layers (e.g. CUDA0 in a -tags cuda build)")
 	fs.IntVar(&m.ngl, "ngl", 0, "number of layers (from the last) to offload to -backend or -rpc")
+	fs.BoolVar(&m.noMmap, "no-mmap", false, "read the model into memory instead of mapping it (slower to load; the file may then change while the model runs)")
 	fs.StringVar(&m.rpc, "rpc", "", "offload the -ngl layers to RPC servers (host:port[,host:port...]: ggml's rpc-server or ggml-rpc-server; several share the layers)")
 }
 
@@ -133,7 +135,7 @@ func (mf *modelFlags) loadPath(path string) (*loaded, error) {
 		return nil, fmt.Errorf("cannot open the model: %w", err)
 	}
 	l := &loaded{}
-	opt := llama.Options{Threads: mf.threads}
+	opt := llama.Options{Threads: mf.threads, NoMmap: mf.noMmap}
 	if mf.rpc != "" {
 		if !strings.EqualFold(mf.backend, "CPU") {
 			return nil, errors.New("give either -rpc or -backend, not both")

@@ -16,6 +16,8 @@ func TestFlags(t *testing.T) {
 	}{
 		{[]string{"-h"}, 0, "--parallel"},
 		{[]string{"--help"}, 0, "--api-key"},
+		{[]string{"--help"}, 0, "--no-mmap"},
+		{[]string{"--no-mmap", "-m", "/nonexistent.gguf", "--port", "0"}, 1, "nonexistent"},
 		{[]string{"-np", "0"}, 2, "give 1 to 256 slots"},
 		{[]string{"--port", "70000"}, 2, "not a port"},
 		{[]string{"--max-body", "10"}, 2, "--max-body"},

@@ -236,6 +236,12 @@ extern "C" {
     // first graph compute, succeeded).
     GGML_API bool ggml_x_backend_sched_is_measured(ggml_backend_sched_t sched);
 
+    // The backend the last split of a graph (by a graph compute or by
+    // ggml_backend_sched_init_measure) chose for node, or NULL when that split did not see node.
+    // Unlike ggml_backend_sched_get_node_backend, the choice survives ggml_backend_sched_reset
+    // and the end of the measure; it is forgotten by the next split.
+    GGML_API ggml_backend_t ggml_x_backend_sched_get_split_backend(ggml_backend_sched_t sched, struct ggml_tensor * node);
+
 #ifdef  __cplusplus
 }
 #endif

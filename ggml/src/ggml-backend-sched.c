@@ -930,6 +930,17 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     free(sched);
 }
 
+// the table of the last split names the allocator that replaces old (so that the choices of
+// the last split survive the replacement of the allocators; see ggml_x_backend_sched_get_split_backend)
+static void sched_retarget_table(ggml_backend_sched_t sched, ggml_tallocr_t old, ggml_tallocr_t repl) {
+    for (size_t q = 0; q < sched->n_used; q++) {
+        const size_t k = sched->used[q];
+        if (sched->node_talloc[k] == old) {
+            sched->node_talloc[k] = repl;
+        }
+    }
+}
+
 // replaces every real allocator (and its buffer) with a measure allocator; an allocator that
 // cannot be replaced (out of memory) is kept
 static void sched_back_to_measure(ggml_backend_sched_t sched) {
@@ -938,6 +949,7 @@ static void sched_back_to_measure(ggml_backend_sched_t sched) {
         if (!ggml_tallocr_is_measure(sched->tallocs[i])) {
             ggml_tallocr_t m = ggml_tallocr_new_measure_from_buft(sched->bufts[i]);
             if (m != NULL) {
+                sched_retarget_table(sched, sched->tallocs[i], m);
                 ggml_tallocr_free(sched->tallocs[i]);
                 sched->tallocs[i] = m;
             }
@@ -967,6 +979,7 @@ void ggml_backend_sched_init_measure(ggml_backend_sched_t sched, struct ggml_cgr
                 ok = false;
                 break;
             }
+            sched_retarget_table(sched, sched->tallocs[i], real);
             ggml_tallocr_free(sched->tallocs[i]);
             sched->tallocs[i] = real;
         }
@@ -1083,6 +1096,18 @@ ggml_backend_t ggml_backend_sched_get_node_backend(ggml_backend_sched_t sched, s
     if (sched->is_reset) {
         return NULL;
     }
+    size_t slot = ggml_x_alloc_hash_find(&sched->hash_set, node);
+    if (slot == SIZE_MAX || sched->node_talloc[slot] == NULL) {
+        return NULL;
+    }
+    int id = sched_talloc_id(sched, sched->node_talloc[slot]);
+    return id >= 0 ? sched->backends[id] : NULL;
+}
+
+ggml_backend_t ggml_x_backend_sched_get_split_backend(ggml_backend_sched_t sched, struct ggml_tensor * node) {
+    GGML_X_CHECK_RET(NULL, sched != NULL, NULL, "ggml_x_backend_sched_get_split_backend: sched is NULL");
+    GGML_X_CHECK_RET(NULL, node != NULL, NULL, "ggml_x_backend_sched_get_split_backend: node is NULL");
+    // the table of the last split (or measure) is kept until the next one, across resets
     size_t slot = ggml_x_alloc_hash_find(&sched->hash_set, node);
     if (slot == SIZE_MAX || sched->node_talloc[slot] == NULL) {
         return NULL;

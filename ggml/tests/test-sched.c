@@ -381,6 +381,8 @@ static void test_sched_set_node_backend(void) {
     ggml_backend_sched_set_node_backend(sched, n.act, cpu);
     ggml_backend_sched_init_measure(sched, n.gf);
     T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == NULL);
+    // the measure's split choice is kept (ggml-go extension)
+    T_CHECK(ggml_x_backend_sched_get_split_backend(sched, n.act) == cpu);
     ggml_backend_sched_set_node_backend(sched, n.act, cpu);
     T_CHECK(ggml_backend_sched_get_node_backend(sched, n.act) == cpu);
     ggml_backend_buffer_t xbuf = NULL;
