@@ -134,6 +134,7 @@ conformance-cuda: lib cuda
 test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -run CUDA -v .
+	@$(MAKE) --no-print-directory test-ops-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH CGO_LDFLAGS="$(CUDA_LIBDIRS)" $(GO) test -tags cuda -count=1 -v ./cuda/ ./cmd/ggml-demo/
 
 # CUDA host emulator (cuda/emu): the same cuda/*.cu compiled as C++ (-DGGML_CUDA_EMU) and run on
@@ -183,6 +184,7 @@ test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUI
 		./$(CUDA_EMU_BUILD)/bin/test-cuda
 	stamp=$$(cksum < $(CUDA_EMU_LIB) | cut -d' ' -f1); \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 -run CUDA . && \
+	$(MAKE) --no-print-directory test-ops-cuda-emu && \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/ ./cmd/ggml-demo/ && \
 	GGML_CUDA_EMU_DEVICES=2 GGML_CUDA_EMU_SCHEDULE=random GGML_CUDA_EMU_STREAMS=threads \
 		CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_CUDA_EMU_STAMP=$$stamp" $(GO) test -tags 'cuda cudaemu' -count=1 ./cuda/

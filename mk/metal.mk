@@ -44,6 +44,7 @@ test-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_EMU_BUILD)/bin/test-meta
 	GGML_METAL_EMU_NO_SIMDGROUP=1 ./$(METAL_EMU_BUILD)/bin/test-metal
 	stamp=$$(cksum < $(METAL_EMU_LIB) | cut -d' ' -f1); \
 	CGO_CFLAGS="$(CGO_CFLAGS) -DGGML_METAL_EMU_STAMP=$$stamp" $(GO) test -tags 'metal metalemu' -count=1 ./metal/ ./cmd/ggml-demo/
+	@$(MAKE) --no-print-directory test-ops-metal-emu
 
 conformance-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_SOURCE_OBJ)
 	sh scripts/conformance-metal.sh $(METAL_EMU_LIB) "$(METAL_SOURCE_OBJ)" "$(METAL_EMU_LDLIBS)" $(CONFORMANCE)

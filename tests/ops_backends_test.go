@@ -27,15 +27,7 @@ import (
 // knownOpFailures are the cases a backend reports as supported but fails, each with its reason:
 // they are skipped and counted apart, so that the table stays green while the fault is open.
 // Remove an entry when its fault is fixed (the test then runs the case again).
-var knownOpFailures = map[string]map[string]string{
-	"RPC": {
-		"AddCast":       "the server's graph check rejects ADD into another type: 'type or shape differs from what its op gives', and drops the connection",
-		"AddCast/f16":   "the server's graph check rejects ADD into another type: 'type or shape differs from what its op gives', and drops the connection",
-		"Cast":          "the server's graph check rejects the cast: 'type or shape differs from what its op gives', and drops the connection",
-		"RopeExt/mode0": "the server rejects ggml_x_rope_ext (wire op 48): 'unexpected operands for this op', and drops the connection",
-		"RopeExt/mode2": "the server rejects ggml_x_rope_ext (wire op 48): 'unexpected operands for this op', and drops the connection",
-	},
-}
+var knownOpFailures = map[string]map[string]string{}
 
 // opBackend is one backend the op table runs on.
 type opBackend struct {

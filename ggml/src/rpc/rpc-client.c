@@ -510,6 +510,9 @@ static bool add_tensor(struct graph_writer * w, const struct ggml_tensor * t, in
         return false;
     }
     for (int i = 0; i < RPC_MAX_SRC; i++) {
+        if (t->src[i] == t) {
+            continue; // ggml_cast: the node is its own destination
+        }
         if (!add_tensor(w, t->src[i], depth + 1)) {
             return false;
         }

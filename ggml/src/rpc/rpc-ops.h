@@ -50,6 +50,7 @@ struct rpc_wire_node {
     const uint32_t * nb;
     struct ggml_tensor * src[RPC_MAX_SRC];
     uint32_t src_type[RPC_MAX_SRC];
+    uint32_t self_src; // bit j: src[j] is the node itself (ggml_cast: CPY whose destination is its result)
 };
 
 // rpc_build_node builds in ctx (no_alloc) the local node that computes a wire node: our peer op

@@ -708,6 +708,10 @@ static bool cmd_graph_compute(struct srv * s, uint64_t size) {
             if (c.r.src[j] == 0) {
                 continue;
             }
+            if (c.r.src[j] == c.r.id) {
+                wn.self_src |= 1u << j; // a cast: the node is its own destination
+                continue;
+            }
             size_t h = id_slot(&ids, c.r.src[j]);
             if (ids.keys[h] != c.r.src[j] || built[ids.vals[h]] == NULL) {
                 fail(s, "GRAPH_COMPUTE: node '%s': source %d is not in the graph before it", c.r.name, j);

@@ -200,7 +200,22 @@ static struct ggml_tensor * custom(struct xl * x, int n_in, void * fun, struct r
 // --- peers with no parameters, or the same ones ------------------------------------------------------
 
 XL(xl_dup) { return ggml_dup(x->ctx, A); }
-XL(xl_add) { return ggml_add(x->ctx, A, B); }
+// the node's type in our numbering (GGML_TYPE_COUNT when it has none)
+static enum ggml_type node_type(const struct xl * x) {
+    enum ggml_type t;
+    int64_t ne[4];
+    size_t nb[4];
+    return rpc_local_layout(x->n->type, x->n->ne, x->n->nb, &t, ne, nb) ? t : GGML_TYPE_COUNT;
+}
+
+// ADD into another type than its first operand's is ggml_add_cast
+XL(xl_add) {
+    const enum ggml_type t = node_type(x);
+    if (t != GGML_TYPE_COUNT && t != A->type) {
+        return ggml_add_cast(x->ctx, A, B, t);
+    }
+    return ggml_add(x->ctx, A, B);
+}
 XL(xl_add1) { return ggml_add1(x->ctx, A, B); }
 XL(xl_sub) { return ggml_sub(x->ctx, A, B); }
 XL(xl_mul) { return ggml_mul(x->ctx, A, B); }
@@ -216,7 +231,14 @@ XL(xl_norm) { return ggml_norm(x->ctx, A, f32_of(x->p[0])); }
 XL(xl_rms_norm) { return ggml_rms_norm(x->ctx, A, f32_of(x->p[0])); }
 XL(xl_mul_mat) { return ggml_mul_mat(x->ctx, A, B); } // p[0] (precision) changes nothing on our CPU
 XL(xl_out_prod) { return ggml_out_prod(x->ctx, A, B); }
-XL(xl_cpy) { return ggml_cpy(x->ctx, A, B); }
+// CPY whose destination is the node itself is ggml_cast (src[1] is the result)
+XL(xl_cpy) {
+    if (x->n->self_src == 2u) {
+        const enum ggml_type t = node_type(x);
+        return t == GGML_TYPE_COUNT ? refuse(x, "a cast to a type this server cannot hold") : ggml_cast(x->ctx, A, t);
+    }
+    return ggml_cpy(x->ctx, A, B);
+}
 XL(xl_cont) { return ggml_cont_4d(x->ctx, A, NE(0), NE(1), NE(2), NE(3)); } // cont_Nd reshapes too
 XL(xl_transpose) { return ggml_transpose(x->ctx, A); }
 XL(xl_get_rows) { return ggml_get_rows(x->ctx, A, B); }
@@ -531,9 +553,13 @@ struct ggml_tensor * rpc_build_node(struct ggml_context * ctx, const struct rpc_
         return NULL;
     }
     const struct xlator * xt = &xlators[n->op];
-    unsigned present = 0;
+    unsigned present = n->self_src;
     for (int i = 0; i < RPC_MAX_SRC; i++) {
         present |= n->src[i] != NULL ? 1u << i : 0u;
+    }
+    if (n->self_src != 0 && (n->op != RPC_WIRE_OP_CPY || n->self_src != 2u)) {
+        *why = "a source that is the node itself (only a cast's destination may be)";
+        return NULL;
     }
     if ((present & xt->need) != xt->need || (present & ~(unsigned) xt->allow) != 0) {
         *why = "unexpected operands for this op";
