@@ -65,10 +65,12 @@ func TokenLogprobs(logits []float32, tok int32, top int) Logprobs {
 		}
 		return a > b
 	}
-	for i := range logits {
+	for i, l := range logits {
 		id := int32(i)
-		if len(best) == top && !worse(best[top-1], id) {
-			continue
+		if len(best) == top {
+			if floor := logits[best[top-1]]; l < floor || l != l || !worse(best[top-1], id) {
+				continue // the common case: below the current top
+			}
 		}
 		at, _ := slices.BinarySearchFunc(best, id, func(e, t int32) int {
 			if worse(t, e) {
