@@ -283,3 +283,13 @@ func TestCallSchema(t *testing.T) {
 		t.Fatalf("%s %v", s, err)
 	}
 }
+
+func TestCompactToolGrammar(t *testing.T) {
+	g, err := compactJSONGrammar([]byte(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := g.String(); strings.Contains(s, `\t`) || !strings.Contains(s, `" "`) {
+		t.Fatalf("the white space is not compact:\n%s", s)
+	}
+}

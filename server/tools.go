@@ -7,6 +7,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/ggml-go/ggml/grammar"
 )
@@ -82,12 +83,29 @@ func planTools(tools []json.RawMessage, choice json.RawMessage) (toolPlan, *APIE
 	if err != nil {
 		return p, badRequest("tools", "%v", err)
 	}
-	g, err := grammar.FromJSONSchema(schema)
+	g, err := compactJSONGrammar(schema)
 	if err != nil {
 		return p, badRequest("tools", "the parameters of the tools cannot be enforced for tool_choice %s: %v", string(bytes.TrimSpace(choice)), err)
 	}
 	p.grammar = g
 	return p, nil
+}
+
+// compactJSONGrammar is the grammar of schema with at most one space between JSON tokens
+// (the schema grammar allows up to 20 characters of space, tab or newline): a call's JSON
+// needs no layout, and a weak model would otherwise spend its token budget on white space.
+func compactJSONGrammar(schema []byte) (*grammar.Grammar, error) {
+	src, err := grammar.JSONSchemaGBNF(schema)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "ws ::=") {
+			lines[i] = `ws ::= " "?`
+		}
+	}
+	return grammar.Parse(strings.Join(lines, "\n"))
 }
 
 // callSchema is the JSON schema of a call to one of names: {"name": N, "arguments": {...}}.
