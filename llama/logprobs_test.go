@@ -5,6 +5,7 @@ package llama
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,5 +120,33 @@ func TestGenerateLogprobs(t *testing.T) {
 		for _, err := range e.Generate(context.Background(), r) {
 			require.Error(t, err)
 		}
+	}
+}
+
+// BenchmarkGenerateLogprobs measures a generation step with and without Request.Logprobs
+// (off, nothing is computed: the step is the same as before logprobs existed).
+func BenchmarkGenerateLogprobs(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "tiny.gguf")
+	require.NoError(b, WriteRandomModel(path, RandomConfig{Seed: 13}))
+	m, err := Load(path, Options{Threads: 2})
+	require.NoError(b, err)
+	defer m.Close()
+	c, err := m.NewContext(ContextOptions{NCtx: 64})
+	require.NoError(b, err)
+	defer c.Close()
+	for _, bc := range []struct {
+		name string
+		req  Request
+	}{{"off", Request{Prompt: "Once upon", MaxTokens: 16}}, {"on-top5", Request{Prompt: "Once upon", MaxTokens: 16, Logprobs: true, TopLogprobs: 5}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, err := range c.Generate(context.Background(), bc.req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16), "ns/token")
+		})
 	}
 }
