@@ -31,7 +31,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("top_logprobs", "top_logprobs is %d: it must be between 0 and %d", n, maxChatTopLogprobs))
 			return
 		}
-		if !req.Logprobs {
+		if !req.Logprobs && *req.TopLogprobs > 0 {
 			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
 			return
 		}

@@ -234,10 +234,12 @@ func TestToolCalls(t *testing.T) {
 	if !strings.Contains(string(body), `"finish_reason":"stop"`) || strings.Contains(string(body), `"tool_calls"`) {
 		t.Fatalf("%s", body)
 	}
-	// without tools: not parsed
-	_, _, body = post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`)
-	if strings.Contains(string(body), `"tool_calls"`) {
-		t.Fatalf("%s", body)
+	// without tools (tool_choice "auto" or "none" too): not parsed
+	for _, extra := range []string{"", `,"tool_choice":"auto"`, `,"tools":[],"tool_choice":"none"`, `,"top_logprobs":0`} {
+		status, _, body = post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]`+extra+`}`)
+		if status != 200 || strings.Contains(string(body), `"tool_calls"`) {
+			t.Fatalf("%s: %d %s", extra, status, body)
+		}
 	}
 	// a named function or "required": a grammar; "auto": none
 	for choice, want := range map[string]bool{`{"type":"function","function":{"name":"get_weather"}}`: true, `"required"`: true, `"auto"`: false} {

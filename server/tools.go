@@ -68,8 +68,11 @@ func planTools(tools []json.RawMessage, choice json.RawMessage) (toolPlan, *APIE
 		}
 		mode, forced = "named", named.Function.Name
 	}
-	if mode != "none" && len(tools) == 0 {
-		return p, badRequest("tool_choice", "tool_choice is %s but the request has no tools", string(bytes.TrimSpace(choice)))
+	if len(tools) == 0 {
+		if mode == "required" || mode == "named" {
+			return p, badRequest("tool_choice", "tool_choice is %s but the request has no tools", string(bytes.TrimSpace(choice)))
+		}
+		return p, nil // "auto" or "none" without tools: plain text
 	}
 	p.parse = mode != "none"
 	if mode != "required" && mode != "named" {
