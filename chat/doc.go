@@ -15,6 +15,10 @@
 // (the common form {{ x | tojson(indent=N) }} is rewritten to an encoder of ours); JSON
 // given as tools or tool-call arguments keeps its key order.
 //
+// ParseToolCalls reads the tool calls a model wrote in the formats these templates ask for
+// (Hermes/Qwen <tool_call> blocks, Llama 3.x JSON with or without <|python_tag|>, Mistral
+// [TOOL_CALLS]); ToolCallStart tells a stream how much text to hold back.
+//
 // A file without a template gets Default, ChatML ("<|im_start|>role\ncontent<|im_end|>\n",
 // llama.cpp's fallback too).
 //

@@ -75,3 +75,16 @@ func ExampleRequest_tools() {
 	// get_weather: {"type": "object", "properties": {"city": {"type": "string"}}}
 	// user: Weather?
 }
+
+// Reading a tool call from a model's output (here the Hermes format of Qwen 2.5).
+func ExampleParseToolCalls() {
+	out := "I will look it up.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
+	content, calls := chat.ParseToolCalls(out, []string{"get_weather"})
+	fmt.Printf("%q\n", content)
+	for _, c := range calls {
+		fmt.Println(c.Name, string(c.Arguments))
+	}
+	// Output:
+	// "I will look it up."
+	// get_weather {"city":"Paris"}
+}

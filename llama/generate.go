@@ -51,11 +51,16 @@ type genSeq struct {
 	usage    Usage
 	genStart time.Time
 	buf      []byte
+	logprobs bool // compute Piece.Logprobs
+	top      int  // alternatives per token
 }
 
 func newGenSeq(m *Model, r *Request, prompt []int32) (*genSeq, error) {
 	tok, err := m.Tokenizer()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkTokens(m.HP.NVocab); err != nil {
 		return nil, err
 	}
 	smp, err := r.samplerFor()
@@ -66,7 +71,7 @@ func newGenSeq(m *Model, r *Request, prompt []int32) (*genSeq, error) {
 		smp.Accept(t) // the penalties look at the prompt too, as llama.cpp's main does
 	}
 	return &genSeq{tok: tok, smp: smp, text: newTextStream(r.Stop, r.KeepInvalidUTF8), max: r.MaxTokens,
-		usage: Usage{PromptTokens: len(prompt)}}, nil
+		usage: Usage{PromptTokens: len(prompt)}, logprobs: r.Logprobs, top: r.TopLogprobs}, nil
 }
 
 // step samples the next token from logits. It returns the piece to yield and whether the
@@ -84,6 +89,9 @@ func (g *genSeq) step(logits []float32) (Piece, bool, error) {
 	}
 	g.usage.GeneratedTokens++
 	p := Piece{Tokens: []int32{tok}}
+	if g.logprobs {
+		p.Logprobs = []sampling.Logprobs{sampling.TokenLogprobs(logits, tok, g.top)}
+	}
 	if g.tok.IsEOG(tok) {
 		return g.finish(p, FinishEOS), true, nil
 	}

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ggml-go/ggml/sampling"
@@ -53,6 +54,17 @@ type Request struct {
 	// Stop lists strings that end the generation when the text contains one; the text
 	// returned ends before it.
 	Stop []string
+	// LogitBias adds a bias to the logits of some tokens before sampling (OpenAI's
+	// logit_bias: -100 effectively bans a token, 100 effectively forces it), see
+	// sampling.Sampler.SetLogitBias. Ids must be inside the vocabulary and biases within
+	// [-100, 100]. Ignored when Sampler is set (call its SetLogitBias instead).
+	LogitBias map[int32]float32
+	// Logprobs asks for the log-probability of every generated token (Piece.Logprobs),
+	// with the TopLogprobs (0 to sampling.MaxTopLogprobs) most likely alternatives at each
+	// step. They are the log-softmax of the model's raw logits (before logit biases,
+	// penalties, constraints and temperature). Nothing is computed when Logprobs is false.
+	Logprobs    bool
+	TopLogprobs int
 	// KeepInvalidUTF8 passes bytes that form no UTF-8 character (a model may generate
 	// them) through unchanged, as llama.cpp prints them, instead of replacing them with
 	// U+FFFD. Characters split across tokens are held back either way.
@@ -66,8 +78,12 @@ type Request struct {
 type Piece struct {
 	Text   string
 	Tokens []int32
-	Finish FinishReason // "" except on the last piece
-	Usage  Usage        // on the last piece
+	// Logprobs has, when Request.Logprobs is set, one entry per token of Tokens: its
+	// log-probability under the model (log-softmax of the raw logits) and the
+	// Request.TopLogprobs most likely alternatives.
+	Logprobs []sampling.Logprobs
+	Finish   FinishReason // "" except on the last piece
+	Usage    Usage        // on the last piece
 }
 
 // Usage counts the tokens of a generation and the time it took.
@@ -92,9 +108,26 @@ func (r *Request) samplerFor() (*sampling.Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.SetLogitBias(r.LogitBias); err != nil {
+		return nil, fmt.Errorf("llama: Request.LogitBias: %w", err)
+	}
 	if r.Constraint != nil {
 		s.SetConstraint(r.Constraint, sampling.ConstraintLazy) // SetConstraint then Reset
 		s.Reset()
 	}
 	return s, nil
+}
+
+// checkTokens checks the token ids of the request's options against a vocabulary of n
+// tokens.
+func (r *Request) checkTokens(n int) error {
+	for id := range r.LogitBias {
+		if id < 0 || int(id) >= n {
+			return fmt.Errorf("llama: Request.LogitBias names token %d, outside the vocabulary of %d tokens", id, n)
+		}
+	}
+	if r.TopLogprobs < 0 || r.TopLogprobs > sampling.MaxTopLogprobs {
+		return fmt.Errorf("llama: Request.TopLogprobs is %d: give 0 to %d", r.TopLogprobs, sampling.MaxTopLogprobs)
+	}
+	return nil
 }

@@ -25,6 +25,8 @@ test-server-openai:
 test-server-page:
 	bash scripts/server/clients-test.sh page
 
-# Short fuzzing of the request decoding and validation of every POST endpoint.
+# Short fuzzing of the request decoding and validation of every POST endpoint, and of the
+# tool-call parser.
 fuzz-server:
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzRequestBodies -fuzztime 20s -parallel 1
+	$(GO) test ./chat/ -run '^$$' -fuzz FuzzParseToolCalls -fuzztime 20s -parallel 1

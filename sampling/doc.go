@@ -2,7 +2,7 @@
 // 2024 (tag b1882, the date of this module's ggml) does with its command-line defaults, and
 // finds stop strings in generated text.
 //
-// The chain, in order: repetition, frequency and presence penalties over the last
+// The chain, in order: the logit biases (SetLogitBias, as OpenAI's logit_bias); repetition, frequency and presence penalties over the last
 // RepeatLastN accepted tokens; then, at a temperature ≤ 0, the argmax (lowest id on ties);
 // otherwise top-k → tail-free → typical → top-p → min-p → temperature, and a draw from the
 // softmax of what is left with a seeded generator. Temperature comes last, so top-p and
@@ -21,8 +21,8 @@
 // uses the C++ standard library's mt19937. Two more differences from llama.cpp, both
 // deliberate: its history starts as 64 zero ids (so token 0 is penalised until 64 tokens
 // were accepted), ours starts empty; and ties between equal logits are broken by the lower
-// id everywhere, where llama.cpp's sorts leave their order unspecified. Mirostat and
-// logit biases are not implemented. A Sampler is not safe for concurrent use; use one per
+// id everywhere, where llama.cpp's sorts leave their order unspecified. Mirostat is not
+// implemented. A Sampler is not safe for concurrent use; use one per
 // sequence.
 //
 // A Constraint (SetConstraint), such as a grammar from package

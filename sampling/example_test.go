@@ -82,3 +82,17 @@ func ExampleSampler_SetConstraint() {
 	fmt.Println()
 	// Output: "no" "!"
 }
+
+// Log-probabilities of a chosen token and of the most likely alternatives, from the raw
+// logits; and a logit bias that bans a token.
+func ExampleTokenLogprobs() {
+	logits := []float32{2, 1, 0}
+	lp := sampling.TokenLogprobs(logits, 1, 2)
+	fmt.Printf("token %d: %.3f; top %d %.3f, %d %.3f\n", lp.ID, lp.Logprob, lp.Top[0].ID, lp.Top[0].Logprob, lp.Top[1].ID, lp.Top[1].Logprob)
+	s, _ := sampling.New(sampling.GreedyParams())
+	s.SetLogitBias(map[int32]float32{0: -100})
+	fmt.Println("greedy with token 0 banned:", s.Sample(logits))
+	// Output:
+	// token 1: -1.408; top 0 -0.408, 1 -1.408
+	// greedy with token 0 banned: 1
+}

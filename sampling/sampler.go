@@ -33,6 +33,7 @@ type Sampler struct {
 	cmode   ConstraintMode
 	cerr    error // from the constraint's last Reset
 	allowed []bool
+	bias    []tokenBias // SetLogitBias
 }
 
 // New returns a Sampler for p. It returns an error that names a parameter out of range and
@@ -95,7 +96,7 @@ func (s *Sampler) Sample(logits []float32) int32 {
 // sample draws a token, applying the constraint first if constrained.
 func (s *Sampler) sample(logits []float32, constrained bool) (int32, error) {
 	if s.p.Temp <= 0 {
-		if !constrained && !s.penalties() {
+		if !constrained && !s.penalties() && len(s.bias) == 0 {
 			return Greedy(logits), nil
 		}
 		if err := s.loadConstrained(logits, constrained); err != nil {
@@ -123,7 +124,7 @@ func (s *Sampler) sample(logits []float32, constrained bool) (int32, error) {
 	return c[len(c)-1].ID, nil
 }
 
-// Distribution applies the chain up to the draw (penalties, the constraint if one is set,
+// Distribution applies the chain up to the draw (logit biases, penalties, the constraint if one is set,
 // top-k, tail-free, typical, top-p, min-p, temperature) and returns the remaining
 // candidates with their probabilities, which sum to 1. At Temp ≤ 0 it returns the argmax
 // alone with P = 1. It returns nil when a constraint allows no token (TrySample says
@@ -156,7 +157,7 @@ func (s *Sampler) distribution(logits []float32, constrained bool) ([]Candidate,
 	return s.cands, nil
 }
 
-// load copies logits into the candidates and applies the penalties.
+// load copies logits into the candidates and applies the logit biases and the penalties.
 func (s *Sampler) load(logits []float32) {
 	if len(logits) == 0 {
 		panic(&UsageError{"sampling: Sample needs the logits of at least one token (got an empty slice)"})
@@ -173,6 +174,7 @@ func (s *Sampler) load(logits []float32) {
 		c[i] = Candidate{ID: int32(i), Logit: l}
 	}
 	s.sorted = false
+	s.applyBias()
 	s.penalize()
 }
 

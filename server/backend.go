@@ -42,6 +42,7 @@ type ModelInfo struct {
 	Slots           int    // sequences generated at once (-np)
 	ContextLength   int    // tokens one slot holds: prompt plus generated text
 	EmbeddingLength int    // length of the vectors of Embed
+	VocabSize       int    // tokens in the vocabulary (logit_bias ids are checked against it; 0: not checked)
 	Created         int64  // Unix time reported by /v1/models
 }
 
@@ -52,12 +53,39 @@ type GenerateRequest struct {
 	Sampling  sampling.Params
 	Stop      []string         // stop strings (not included in the output)
 	Grammar   *grammar.Grammar // constrains the output when set
+	// LogitBias is added to the logits of the tokens named before sampling (OpenAI's
+	// logit_bias; ids inside the vocabulary, biases in [-100, 100]).
+	LogitBias map[int32]float32
+	// Logprobs asks for Piece.Logprobs, with TopLogprobs (0 to 20) alternatives per token.
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// TokenLogprob is the log-probability of a generated token under the model (log-softmax of
+// its raw logits, before biases, penalties, grammar and temperature) and of the most likely
+// alternatives at that step.
+type TokenLogprob struct {
+	Token   string // the token's text (Bytes as a string)
+	Bytes   []byte
+	Logprob float64
+	Top     []TopLogprob // most likely first
+}
+
+// TopLogprob is one alternative of a TokenLogprob.
+type TopLogprob struct {
+	Token   string
+	Bytes   []byte
+	Logprob float64
 }
 
 // Piece is a part of the generated text.
 type Piece struct {
 	Text   string // valid UTF-8; may be empty when a token gives no visible text
 	Tokens int    // tokens generated so far
+	// Logprobs has, when GenerateRequest.Logprobs is set, the tokens whose text this piece
+	// completes (tokens that gave no text yet are reported with the next piece, or with a
+	// last piece of empty text; the end-of-generation token is not reported).
+	Logprobs []TokenLogprob
 }
 
 // Finish reasons of Result.

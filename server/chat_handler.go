@@ -21,10 +21,34 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	g, e := req.generation(s.info.ContextLength)
+	g, e := req.generation(s.info)
 	if e != nil {
 		writeError(w, e)
 		return
+	}
+	if req.TopLogprobs != nil {
+		if n := *req.TopLogprobs; n < 0 || n > maxChatTopLogprobs {
+			writeError(w, badRequest("top_logprobs", "top_logprobs is %d: it must be between 0 and %d", n, maxChatTopLogprobs))
+			return
+		}
+		if !req.Logprobs && *req.TopLogprobs > 0 {
+			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
+			return
+		}
+		g.TopLogprobs = int(*req.TopLogprobs)
+	}
+	g.Logprobs = req.Logprobs
+	plan, e := planTools(req.Tools, req.ToolChoice)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if plan.grammar != nil {
+		if g.Grammar != nil {
+			writeError(w, badRequest("tool_choice", "tool_choice %s and response_format both constrain the output: send one of them", string(req.ToolChoice)))
+			return
+		}
+		g.Grammar = plan.grammar
 	}
 	msgs := make([]chat.Message, len(req.Messages))
 	for i, m := range req.Messages {
@@ -59,7 +83,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	g.Prompt = prompt
 	f := &chatFormat{id: newID("chatcmpl-"), created: time.Now().Unix(), model: s.info.ID}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.generate(w, r, g, req.Stream, includeUsage, f)
+	s.generate(w, r, g, req.Stream, includeUsage, f, &plan)
 }
 
 // toolCalls converts the tool_calls of message i (OpenAI's shape: id, type, function with
@@ -109,8 +133,12 @@ func (f *chatFormat) head() any {
 	return f.chunk([]chatChoice{{Delta: &responseMessage{Role: "assistant", Content: &empty}}}, nil)
 }
 
-func (f *chatFormat) piece(text string) any {
-	return f.chunk([]chatChoice{{Delta: &responseMessage{Content: &text}}}, nil)
+func (f *chatFormat) piece(text string, lps []TokenLogprob) any {
+	return f.chunk([]chatChoice{{Delta: &responseMessage{Content: &text}, Logprobs: chatLogprobsOf(lps)}}, nil)
+}
+
+func (f *chatFormat) toolCalls(calls []chat.ToolCall, lps []TokenLogprob) any {
+	return f.chunk([]chatChoice{{Delta: &responseMessage{ToolCalls: toolCallsJSON(calls, true)}, Logprobs: chatLogprobsOf(lps)}}, nil)
 }
 
 func (f *chatFormat) finish(reason string) any {
@@ -119,7 +147,27 @@ func (f *chatFormat) finish(reason string) any {
 
 func (f *chatFormat) usage(u *Usage) any { return f.chunk([]chatChoice{}, u) }
 
-func (f *chatFormat) whole(text, reason string, u *Usage) any {
+func (f *chatFormat) whole(text string, calls []chat.ToolCall, lps []TokenLogprob, reason string, u *Usage) any {
+	m := &wholeMessage{Role: "assistant", Content: &text, ToolCalls: toolCallsJSON(calls, false)}
+	if calls != nil && text == "" {
+		m.Content = nil
+	}
 	return chatResponse{ID: f.id, Object: "chat.completion", Created: f.created, Model: f.model, SystemFingerprint: fingerprint,
-		Choices: []chatChoice{{Message: &responseMessage{Role: "assistant", Content: &text}, FinishReason: &reason}}, Usage: u}
+		Choices: []chatChoice{{Message: m, Logprobs: chatLogprobsOf(lps), FinishReason: &reason}}, Usage: u}
+}
+
+// toolCallsJSON converts calls to OpenAI's shape (with their index in stream deltas).
+func toolCallsJSON(calls []chat.ToolCall, indexed bool) []toolCallJSON {
+	if calls == nil {
+		return nil
+	}
+	out := make([]toolCallJSON, len(calls))
+	for i, c := range calls {
+		out[i].ID, out[i].Type = c.ID, "function"
+		out[i].Function.Name, out[i].Function.Arguments = c.Name, string(c.Arguments)
+		if indexed {
+			out[i].Index = &i
+		}
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"time"
+
+	"github.com/ggml-go/ggml/chat"
 )
 
 // completions serves POST /v1/completions.
@@ -16,10 +18,17 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("prompt", "prompt is missing: send a string"))
 		return
 	}
-	g, e := req.generation(s.info.ContextLength)
+	g, e := req.generation(s.info)
 	if e != nil {
 		writeError(w, e)
 		return
+	}
+	if req.Logprobs != nil {
+		if n := *req.Logprobs; n < 0 || n > maxCompletionTopLogprobs {
+			writeError(w, badRequest("logprobs", "logprobs is %d: it must be between 0 and %d (alternatives per token), or null", n, maxCompletionTopLogprobs))
+			return
+		}
+		g.Logprobs, g.TopLogprobs = true, int(*req.Logprobs)
 	}
 	prompt := req.Prompt.Tokens
 	if prompt == nil {
@@ -39,7 +48,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		f.echo = req.Prompt.Text
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.generate(w, r, g, req.Stream, includeUsage, f)
+	s.generate(w, r, g, req.Stream, includeUsage, f, nil)
 }
 
 type completionFormat struct {
@@ -47,6 +56,7 @@ type completionFormat struct {
 	created int64
 	model   string
 	echo    string
+	offset  int // text offset of the next token's logprobs (bytes of the choice's text)
 }
 
 func (f *completionFormat) resp(choices []completionChoice, u *Usage) completionResponse {
@@ -54,14 +64,20 @@ func (f *completionFormat) resp(choices []completionChoice, u *Usage) completion
 }
 
 func (f *completionFormat) head() any {
+	f.offset = len(f.echo)
 	if f.echo == "" {
 		return nil
 	}
-	return f.piece(f.echo)
+	return f.resp([]completionChoice{{Text: f.echo}}, nil)
 }
 
-func (f *completionFormat) piece(text string) any {
-	return f.resp([]completionChoice{{Text: text}}, nil)
+func (f *completionFormat) piece(text string, lps []TokenLogprob) any {
+	return f.resp([]completionChoice{{Text: text, Logprobs: completionLogprobsOf(lps, &f.offset)}}, nil)
+}
+
+// toolCalls is never called: completions have no tools.
+func (f *completionFormat) toolCalls(calls []chat.ToolCall, lps []TokenLogprob) any {
+	return f.piece("", lps)
 }
 
 func (f *completionFormat) finish(reason string) any {
@@ -70,6 +86,7 @@ func (f *completionFormat) finish(reason string) any {
 
 func (f *completionFormat) usage(u *Usage) any { return f.resp([]completionChoice{}, u) }
 
-func (f *completionFormat) whole(text, reason string, u *Usage) any {
-	return f.resp([]completionChoice{{Text: f.echo + text, FinishReason: &reason}}, u)
+func (f *completionFormat) whole(text string, _ []chat.ToolCall, lps []TokenLogprob, reason string, u *Usage) any {
+	f.offset = len(f.echo)
+	return f.resp([]completionChoice{{Text: f.echo + text, Logprobs: completionLogprobsOf(lps, &f.offset), FinishReason: &reason}}, u)
 }

@@ -13,6 +13,14 @@
 // cancellation the moment a client disconnects, an optional bearer API key, a request body
 // limit, and a drain on shutdown (Server.Drain, then http.Server.Shutdown).
 //
+// Besides the sampling fields, requests may ask for log-probabilities (chat logprobs and
+// top_logprobs, completions logprobs, from the model's raw logits), bias tokens (logit_bias,
+// token ids as string keys, -100 to 100) and call tools: with tools and a tool_choice other
+// than "none", the output is parsed for a call (chat.ParseToolCalls) and answered as
+// message.tool_calls (delta.tool_calls in a stream) with finish_reason "tool_calls";
+// tool_choice "required" or a named function constrains the output with a grammar made from
+// the functions' parameter schemas.
+//
 // A prompt never gets truncated: one that does not fit in a slot's context is refused with a
 // 400 whose code is "context_length_exceeded". A generation that reaches the end of the
 // context stops with finish_reason "length".

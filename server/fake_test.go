@@ -22,6 +22,7 @@ type fakeBackend struct {
 	maxSeen atomic.Int64
 	ended   atomic.Int64 // generations that returned
 	lastErr atomic.Value
+	lastReq atomic.Value // GenerateRequest
 }
 
 func newFake() *fakeBackend {
@@ -29,7 +30,7 @@ func newFake() *fakeBackend {
 }
 
 func (f *fakeBackend) Info() ModelInfo {
-	return ModelInfo{ID: "fake", Slots: f.slots, ContextLength: f.ctxLen, EmbeddingLength: 3}
+	return ModelInfo{ID: "fake", Slots: f.slots, ContextLength: f.ctxLen, EmbeddingLength: 3, VocabSize: 256}
 }
 
 func (f *fakeBackend) Tokenize(text string, addSpecial, _ bool) []int32 {
@@ -85,6 +86,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req GenerateRequest, emit fu
 	if f.started != nil {
 		f.started <- struct{}{}
 	}
+	f.lastReq.Store(req)
 	res.PromptTokens = len(req.Prompt)
 	defer func() {
 		if err != nil {
@@ -103,7 +105,19 @@ func (f *fakeBackend) Generate(ctx context.Context, req GenerateRequest, emit fu
 			return res, err
 		}
 		res.CompletionTokens++
-		if err := emit(Piece{Text: w, Tokens: i + 1}); err != nil {
+		p := Piece{Text: w, Tokens: i + 1}
+		if req.Logprobs {
+			lp := TokenLogprob{Token: w, Bytes: []byte(w), Logprob: -0.25 * float64(i+1)}
+			for j := 0; j < req.TopLogprobs; j++ {
+				alt := fmt.Sprintf("alt%d", j)
+				if j == 0 {
+					alt = w
+				}
+				lp.Top = append(lp.Top, TopLogprob{Token: alt, Bytes: []byte(alt), Logprob: lp.Logprob - float64(j)})
+			}
+			p.Logprobs = []TokenLogprob{lp}
+		}
+		if err := emit(p); err != nil {
 			return res, err
 		}
 		if req.MaxTokens > 0 && res.CompletionTokens >= req.MaxTokens {

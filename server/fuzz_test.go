@@ -15,6 +15,10 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"prompt":[1,2,3],"max_tokens":2}`, `{"prompt":"abc","echo":true,"stop":["b"]}`, `{"input":["a","b"]}`,
 		`{"content":"ab","with_pieces":true}`, `{"tokens":[97,98]}`, `{"messages":[{"role":"assistant","tool_calls":[{"id":"1","function":{"name":"f","arguments":"{}"}}]}]}`,
 		`{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object"}}}}`,
+		`{"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":3,"logit_bias":{"5":-100,"7":3}}`,
+		`{"prompt":"x","logprobs":2,"echo":true,"stream":true}`,
+		`{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
+		`{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","stream":true}`,
 		"{\"messages\":\xff}", `[]`, `null`, `{"max_tokens":1e400}`,
 	} {
 		f.Add(seed)

@@ -2,23 +2,33 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ggml-go/ggml/chat"
 )
 
 // format makes the response objects of one endpoint (chat or completions).
 type format interface {
-	head() any                               // first stream event, or nil
-	piece(text string) any                   // a stream event with text
-	finish(reason string) any                // the stream event with the finish reason
-	usage(u *Usage) any                      // the stream event with the usage
-	whole(text, reason string, u *Usage) any // the non-streaming response
+	head() any                                                                                 // first stream event, or nil
+	piece(text string, lps []TokenLogprob) any                                                 // a stream event with text (and its tokens' logprobs)
+	toolCalls(calls []chat.ToolCall, lps []TokenLogprob) any                                   // the stream event with the tool calls (chat)
+	finish(reason string) any                                                                  // the stream event with the finish reason
+	usage(u *Usage) any                                                                        // the stream event with the usage
+	whole(text string, calls []chat.ToolCall, lps []TokenLogprob, reason string, u *Usage) any // the non-streaming response
 }
 
-// generate runs g for the request r and writes the response (streamed when stream).
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequest, stream, includeUsage bool, f format) {
+// FinishToolCalls is the finish reason of a chat completion that ends with tool calls.
+const FinishToolCalls = "tool_calls"
+
+// generate runs g for the request r and writes the response (streamed when stream). When
+// tools is not nil and says so, the output is parsed for tool calls: a stream holds back
+// the text from where a call may begin (chat.ToolCallStart) and sends the calls at the end.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequest, stream, includeUsage bool, f format, tools *toolPlan) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
@@ -27,26 +37,54 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 		return
 	}
 	defer release()
+	parse := tools != nil && tools.parse
 	var sse *sseWriter
-	var text strings.Builder
+	var full strings.Builder
+	var lps []TokenLogprob // logprobs not yet sent (all of them when not streaming)
+	if g.Logprobs {
+		lps = []TokenLogprob{}
+	}
+	resetLPs := func() {
+		if lps != nil {
+			lps = []TokenLogprob{}
+		}
+	}
+	sent := 0 // bytes of full sent in the stream
 	first, writeFailed := true, false
-	emit := func(p Piece) error {
-		if p.Text == "" {
-			return nil
-		}
-		if first {
-			first = false
-			s.met.ttft.Observe(time.Since(start).Seconds())
-		}
-		if sse == nil {
-			text.WriteString(p.Text)
-			return nil
-		}
-		if err := sse.send(f.piece(p.Text)); err != nil {
+	send := func(v any) error {
+		if err := sse.send(v); err != nil {
 			writeFailed = true
 			return err
 		}
 		return nil
+	}
+	emit := func(p Piece) error {
+		if p.Text == "" && len(p.Logprobs) == 0 {
+			return nil
+		}
+		if first && p.Text != "" {
+			first = false
+			s.met.ttft.Observe(time.Since(start).Seconds())
+		}
+		full.WriteString(p.Text)
+		lps = appendLogprobs(lps, p.Logprobs)
+		if sse == nil {
+			return nil
+		}
+		upto := full.Len()
+		if parse {
+			if at := chat.ToolCallStart(full.String()); at >= 0 {
+				if at <= sent {
+					return nil // held back until the end decides
+				}
+				upto = at
+			}
+		}
+		text := full.String()[sent:upto]
+		sent = upto
+		err := send(f.piece(text, lps))
+		resetLPs()
+		return err
 	}
 	if stream {
 		sse = newSSE(w)
@@ -85,17 +123,62 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 		return
 	}
 	u := usageOf(res)
+	text, reason := full.String(), res.FinishReason
+	var calls []chat.ToolCall
+	if parse {
+		if content, cs := chat.ParseToolCalls(text, tools.names); cs != nil {
+			text, calls, reason = content, cs, FinishToolCalls
+			for i := range calls {
+				if !isToolCallID(calls[i].ID) {
+					calls[i].ID = newToolCallID()
+				}
+			}
+		}
+	}
 	if sse == nil {
-		writeJSON(w, f.whole(text.String(), res.FinishReason, u))
+		writeJSON(w, f.whole(text, calls, lps, reason, u))
 		return
 	}
-	if sse.send(f.finish(res.FinishReason)) != nil {
+	if calls != nil {
+		if len(text) > sent && send(f.piece(text[sent:], nil)) != nil {
+			return
+		}
+		if send(f.toolCalls(calls, lps)) != nil {
+			return
+		}
+	} else if len(text) > sent || len(lps) > 0 {
+		if send(f.piece(text[sent:], lps)) != nil {
+			return
+		}
+	}
+	if send(f.finish(reason)) != nil {
 		return
 	}
 	if includeUsage {
-		if sse.send(f.usage(u)) != nil {
+		if send(f.usage(u)) != nil {
 			return
 		}
 	}
 	sse.done()
+}
+
+// newToolCallID returns an id for a tool call: 9 alphanumeric characters, the form the
+// Mistral templates require of the ids of earlier calls (a client sends them back).
+func newToolCallID() string {
+	var b [5]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])[:9]
+}
+
+// isToolCallID reports whether id (from the model's output) is usable as is.
+func isToolCallID(id string) bool {
+	if len(id) != 9 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

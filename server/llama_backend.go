@@ -106,7 +106,7 @@ func (b *LlamaBackend) init(opt LlamaOptions) error {
 	if b.pooling == llama.PoolingNone {
 		b.pooling = llama.PoolingMean // decoders: the mean of the final hidden states
 	}
-	b.info = ModelInfo{ID: id, Slots: opt.Slots, ContextLength: perSlot, EmbeddingLength: m.HP.NEmbd, Created: time.Now().Unix()}
+	b.info = ModelInfo{ID: id, Slots: opt.Slots, ContextLength: perSlot, EmbeddingLength: m.HP.NEmbd, VocabSize: b.tok.NumTokens(), Created: time.Now().Unix()}
 	return nil
 }
 
@@ -198,7 +198,9 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 	if _, err := sampling.New(req.Sampling); err != nil {
 		return res, &APIError{Status: 400, Type: "invalid_request_error", Message: err.Error()}
 	}
-	lr := llama.Request{Tokens: req.Prompt, Sampling: req.Sampling, MaxTokens: req.MaxTokens, Stop: req.Stop}
+	lr := llama.Request{Tokens: req.Prompt, Sampling: req.Sampling, MaxTokens: req.MaxTokens, Stop: req.Stop,
+		LogitBias: req.LogitBias, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
+	var pending []TokenLogprob // logprobs of tokens whose text has not come yet
 	if req.Grammar != nil {
 		v, err := b.grammarVocab()
 		if err != nil {
@@ -223,6 +225,13 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 			return res, err
 		}
 		res.CompletionTokens += len(p.Tokens)
+		lps := p.Logprobs
+		if p.Finish == llama.FinishEOS && len(lps) > 0 {
+			lps = lps[:len(lps)-1] // the end-of-generation token is no content
+		}
+		for _, lp := range lps {
+			pending = append(pending, b.tokenLogprob(lp))
+		}
 		if p.Finish != "" {
 			switch p.Finish {
 			case llama.FinishLength:
@@ -234,10 +243,11 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 				res.FinishReason = FinishStop
 			}
 		}
-		if p.Text != "" {
-			if err := emit(Piece{Text: p.Text, Tokens: res.CompletionTokens}); err != nil {
+		if p.Text != "" || p.Finish != "" && len(pending) > 0 {
+			if err := emit(Piece{Text: p.Text, Tokens: res.CompletionTokens, Logprobs: pending}); err != nil {
 				return res, err
 			}
+			pending = nil
 		}
 	}
 	if res.FinishReason == "" {
@@ -247,6 +257,17 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 		res.FinishReason = FinishStop
 	}
 	return res, nil
+}
+
+// tokenLogprob converts the log-probabilities of a token with the texts of the tokens.
+func (b *LlamaBackend) tokenLogprob(lp sampling.Logprobs) TokenLogprob {
+	piece := b.tok.Piece(lp.ID)
+	out := TokenLogprob{Token: string(piece), Bytes: piece, Logprob: float64(lp.Logprob), Top: make([]TopLogprob, len(lp.Top))}
+	for i, t := range lp.Top {
+		p := b.tok.Piece(t.ID)
+		out.Top[i] = TopLogprob{Token: string(p), Bytes: p, Logprob: float64(t.Logprob)}
+	}
+	return out
 }
 
 // Embed implements Backend: the model's pooling (decoders: the mean of the final hidden

@@ -4,8 +4,10 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +115,75 @@ func TestLlamaBackend(t *testing.T) {
 			t.Fatalf("%d %s", status, body)
 		}
 	})
+	t.Run("logprobs", func(t *testing.T) {
+		status, _, body := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"func main() {"}],"max_tokens":8,"temperature":0,"logprobs":true,"top_logprobs":3}`)
+		var c struct {
+			Choices []struct {
+				Message  wholeMessage  `json:"message"`
+				Logprobs *chatLogprobs `json:"logprobs"`
+			} `json:"choices"`
+			Usage Usage `json:"usage"`
+		}
+		if status != 200 || json.Unmarshal(body, &c) != nil {
+			t.Fatalf("%d %s", status, body)
+		}
+		lp := c.Choices[0].Logprobs
+		if lp == nil || len(lp.Content) != c.Usage.CompletionTokens {
+			t.Fatalf("%d entries for %d tokens: %s", len(lp.Content), c.Usage.CompletionTokens, body)
+		}
+		var raw []byte
+		for _, e := range lp.Content {
+			if len(e.TopLogprobs) != 3 || e.Logprob > 0 || e.TopLogprobs[0].Logprob < e.Logprob-1e-6 || e.TopLogprobs[0].Token != e.Token {
+				t.Fatalf("greedy: the token is the most likely: %+v", e)
+			}
+			for _, x := range e.Bytes {
+				raw = append(raw, byte(x))
+			}
+		}
+		if !strings.HasPrefix(string(raw), *c.Choices[0].Message.Content) {
+			t.Fatalf("token bytes %q, content %q", raw, *c.Choices[0].Message.Content)
+		}
+		// logit_bias -100 on the first token: another first token
+		first := lp.Content[0].Bytes
+		var ban []string // every token with that text
+		for id := 0; id < b.Info().VocabSize; id++ {
+			if p, _ := b.Piece(int32(id)); string(p) == string(intsBytes(first)) {
+				ban = append(ban, fmt.Sprintf(`"%d":-100`, id))
+			}
+		}
+		status, _, body = post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"func main() {"}],"max_tokens":1,"temperature":0,"logprobs":true,"logit_bias":{`+strings.Join(ban, ",")+`}}`)
+		if status != 200 || json.Unmarshal(body, &c) != nil {
+			t.Fatalf("%d %s", status, body)
+		}
+		if got := c.Choices[0].Logprobs.Content[0]; slices.Equal(got.Bytes, first) {
+			t.Fatalf("the banned token was generated: %s", body)
+		}
+	})
+	t.Run("tool_choice named forces a call", func(t *testing.T) {
+		status, _, body := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather?"}],"max_tokens":100,"temperature":0.7,"seed":1,
+			"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":8},"unit":{"enum":["c","f"]}},"required":["city","unit"],"additionalProperties":false}}}],
+			"tool_choice":{"type":"function","function":{"name":"get_weather"}}}`)
+		var c struct {
+			Choices []struct {
+				Message      wholeMessage `json:"message"`
+				FinishReason string       `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if status != 200 || json.Unmarshal(body, &c) != nil {
+			t.Fatalf("%d %s", status, body)
+		}
+		if c.Choices[0].FinishReason != "tool_calls" || len(c.Choices[0].Message.ToolCalls) != 1 {
+			t.Fatalf("no call: %s", body)
+		}
+		var args struct {
+			City *string `json:"city"`
+			Unit *string `json:"unit"`
+		}
+		tc := c.Choices[0].Message.ToolCalls[0]
+		if tc.Function.Name != "get_weather" || json.Unmarshal([]byte(tc.Function.Arguments), &args) != nil || args.City == nil || args.Unit == nil || len(*args.City) > 8 {
+			t.Fatalf("%+v", tc)
+		}
+	})
 	t.Run("tokenize round trip", func(t *testing.T) {
 		status, _, body := post(t, ts.URL+"/tokenize", `{"content":"func main() { fmt.Println(\"héllo\") }"}`)
 		if status != 200 {
@@ -123,4 +194,12 @@ func TestLlamaBackend(t *testing.T) {
 			t.Fatalf("%d %s", status, body2)
 		}
 	})
+}
+
+func intsBytes(v []int) []byte {
+	b := make([]byte, len(v))
+	for i, x := range v {
+		b[i] = byte(x)
+	}
+	return b
 }

@@ -118,14 +118,19 @@ type samplingFields struct {
 	Stream              bool            `json:"stream"`
 	StreamOptions       *StreamOptions  `json:"stream_options"`
 	ResponseFormat      *ResponseFormat `json:"response_format"`
+	// LogitBias maps token ids (as strings, as JSON object keys are) to a bias in [-100, 100].
+	LogitBias map[string]float64 `json:"logit_bias"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions (the fields used; others
 // are ignored).
 type ChatCompletionRequest struct {
 	samplingFields
-	Messages []ChatMessage     `json:"messages"`
-	Tools    []json.RawMessage `json:"tools"`
+	Messages    []ChatMessage     `json:"messages"`
+	Tools       []json.RawMessage `json:"tools"`
+	ToolChoice  json.RawMessage   `json:"tool_choice"` // "none", "auto", "required" or {"type": "function", "function": {"name"}}
+	Logprobs    bool              `json:"logprobs"`
+	TopLogprobs *int64            `json:"top_logprobs"` // 0 to 20, with logprobs
 }
 
 // CompletionPrompt is the prompt of a completion: a string, an array of one string, or an
@@ -166,8 +171,9 @@ func (p *CompletionPrompt) UnmarshalJSON(b []byte) error {
 // CompletionRequest is the body of POST /v1/completions.
 type CompletionRequest struct {
 	samplingFields
-	Prompt CompletionPrompt `json:"prompt"`
-	Echo   bool             `json:"echo"`
+	Prompt   CompletionPrompt `json:"prompt"`
+	Echo     bool             `json:"echo"`
+	Logprobs *int64           `json:"logprobs"` // 0 to 5 alternatives per token; null: none
 }
 
 // EmbeddingInput is the input of an embeddings request: a string or an array of strings.
@@ -210,18 +216,65 @@ func usageOf(r Result) *Usage {
 	return &Usage{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, TotalTokens: r.PromptTokens + r.CompletionTokens}
 }
 
-// responseMessage is the assistant message of a chat completion.
+// responseMessage is the delta of a chat completion chunk.
 type responseMessage struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
+}
+
+// wholeMessage is the assistant message of a chat completion (content null when the
+// message is only tool calls).
+type wholeMessage struct {
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
+}
+
+// toolCallJSON is a tool call in OpenAI's shape; Index is set in stream deltas only.
+type toolCallJSON struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"` // a JSON object as a string
+	} `json:"function"`
 }
 
 type chatChoice struct {
 	Index        int              `json:"index"`
-	Message      *responseMessage `json:"message,omitempty"`
+	Message      *wholeMessage    `json:"message,omitempty"`
 	Delta        *responseMessage `json:"delta,omitempty"`
-	Logprobs     any              `json:"logprobs"`
+	Logprobs     *chatLogprobs    `json:"logprobs"`
 	FinishReason *string          `json:"finish_reason"`
+}
+
+// chatLogprobs is OpenAI's choices[i].logprobs of a chat completion.
+type chatLogprobs struct {
+	Content []chatTokenLogprob `json:"content"`
+	Refusal []chatTokenLogprob `json:"refusal"`
+}
+
+type chatTokenLogprob struct {
+	Token       string           `json:"token"`
+	Logprob     float64          `json:"logprob"`
+	Bytes       []int            `json:"bytes"`
+	TopLogprobs []chatTopLogprob `json:"top_logprobs"`
+}
+
+type chatTopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// completionLogprobs is the legacy logprobs object of a completion choice.
+type completionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
 }
 
 type chatResponse struct {
@@ -235,10 +288,10 @@ type chatResponse struct {
 }
 
 type completionChoice struct {
-	Index        int     `json:"index"`
-	Text         string  `json:"text"`
-	Logprobs     any     `json:"logprobs"`
-	FinishReason *string `json:"finish_reason"`
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
 }
 
 type completionResponse struct {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/ggml-go/ggml/grammar"
@@ -15,8 +16,9 @@ const (
 )
 
 // generation builds the model-independent part of a GenerateRequest from the sampling
-// fields, checking every value. ctxLen is the context of one slot.
-func (f *samplingFields) generation(ctxLen int) (GenerateRequest, *APIError) {
+// fields, checking every value against the model's info (a slot's context, the vocabulary).
+func (f *samplingFields) generation(info ModelInfo) (GenerateRequest, *APIError) {
+	ctxLen := info.ContextLength
 	var g GenerateRequest
 	if f.N != nil && *f.N != 1 {
 		return g, badRequest("n", "n is %d: this server makes one choice per request (n = 1)", *f.N)
@@ -73,6 +75,9 @@ func (f *samplingFields) generation(ctxLen int) (GenerateRequest, *APIError) {
 		p.Seed = randomSeed()
 	}
 	g.Sampling = p
+	if e := f.logitBias(&g, info.VocabSize); e != nil {
+		return g, e
+	}
 	if len(f.Stop) > maxStopStrings {
 		return g, badRequest("stop", "%d stop strings: at most %d", len(f.Stop), maxStopStrings)
 	}
@@ -136,6 +141,35 @@ func checkMessages(msgs []ChatMessage) *APIError {
 		if !utf8.ValidString(m.Content.Text) {
 			return badRequest("messages", "messages[%d] is not valid UTF-8", i)
 		}
+	}
+	return nil
+}
+
+// maxLogitBiases bounds the entries of logit_bias (OpenAI allows 300).
+const maxLogitBiases = 1024
+
+// logitBias checks logit_bias: keys are token ids written as decimal strings, inside the
+// vocabulary (when its size is known), values in [-100, 100].
+func (f *samplingFields) logitBias(g *GenerateRequest, vocab int) *APIError {
+	if len(f.LogitBias) == 0 {
+		return nil
+	}
+	if len(f.LogitBias) > maxLogitBiases {
+		return badRequest("logit_bias", "logit_bias has %d entries: at most %d", len(f.LogitBias), maxLogitBiases)
+	}
+	g.LogitBias = make(map[int32]float32, len(f.LogitBias))
+	for k, v := range f.LogitBias {
+		id, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return badRequest("logit_bias", "logit_bias key %q is not a token id: the keys are token ids as strings, such as \"15339\"", k)
+		}
+		if id < 0 || vocab > 0 && id >= int64(vocab) {
+			return badRequest("logit_bias", "logit_bias names token %d, outside the vocabulary of %d tokens", id, vocab)
+		}
+		if math.IsNaN(v) || v < -100 || v > 100 {
+			return badRequest("logit_bias", "logit_bias for token %d is %v: it must be between -100 and 100", id, v)
+		}
+		g.LogitBias[int32(id)] = float32(v)
 	}
 	return nil
 }

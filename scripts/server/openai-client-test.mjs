@@ -1,4 +1,5 @@
-// Drives a running ggml-server with the official openai npm package.
+// Drives a running ggml-server with the official openai npm package: chat, completions,
+// embeddings, structured output, logprobs, logit_bias, tool calls and error cases.
 // Usage: node openai-client-test.mjs BASE_URL API_KEY
 import OpenAI from "openai";
 import assert from "node:assert/strict";
@@ -129,6 +130,113 @@ await check("abort mid-stream frees the slot", async () => {
   assert.fail("the slot stayed busy after the client aborted");
 });
 
+// logprobs, logit_bias and tools
+let lpWhole;
+await check("chat logprobs (not streamed): OpenAI's content entries, greedy token first in top_logprobs", async () => {
+  lpWhole = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, logprobs: true, top_logprobs: 2 });
+  const c = lpWhole.choices[0];
+  assert.ok(c.logprobs && Array.isArray(c.logprobs.content), JSON.stringify(c.logprobs));
+  assert.equal(c.logprobs.content.length, lpWhole.usage.completion_tokens);
+  const bytes = [];
+  for (const e of c.logprobs.content) {
+    assert.equal(typeof e.token, "string");
+    assert.ok(e.logprob <= 0);
+    assert.ok(Array.isArray(e.bytes) && e.bytes.every(Number.isInteger));
+    assert.equal(e.top_logprobs.length, 2);
+    assert.equal(e.top_logprobs[0].token, e.token);
+    assert.ok(e.top_logprobs[0].logprob >= e.top_logprobs[1].logprob);
+    bytes.push(...e.bytes);
+  }
+  assert.ok(Buffer.from(bytes).toString("utf8").startsWith(c.message.content));
+});
+await check("chat logprobs (streamed): each delta has its tokens' logprobs, same as not streamed", async () => {
+  const stream = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, logprobs: true, top_logprobs: 2, stream: true });
+  const entries = [];
+  for await (const chunk of stream) {
+    const ch = chunk.choices[0];
+    if (ch && ch.logprobs && ch.logprobs.content) entries.push(...ch.logprobs.content);
+  }
+  assert.deepEqual(entries.map(e => e.token), lpWhole.choices[0].logprobs.content.map(e => e.token));
+  entries.forEach((e, i) => assert.ok(Math.abs(e.logprob - lpWhole.choices[0].logprobs.content[i].logprob) < 1e-4));
+});
+await check("completions logprobs: legacy tokens / token_logprobs / top_logprobs / text_offset", async () => {
+  const r = await client.completions.create({ model, prompt: "package main\n\nfunc", max_tokens: 8, temperature: 0, logprobs: 3 });
+  const lp = r.choices[0].logprobs;
+  assert.ok(lp, "no logprobs");
+  assert.equal(lp.tokens.length, r.usage.completion_tokens);
+  assert.equal(lp.token_logprobs.length, lp.tokens.length);
+  assert.equal(lp.text_offset.length, lp.tokens.length);
+  lp.top_logprobs.forEach((t, i) => { assert.ok(Object.keys(t).length <= 3 && Object.keys(t).length >= 1); assert.ok(lp.tokens[i] in t); });
+  for (let i = 1; i < lp.text_offset.length; i++) assert.ok(lp.text_offset[i] >= lp.text_offset[i - 1]);
+  const plain = await client.completions.create({ model, prompt: "package main\n\nfunc", max_tokens: 8, temperature: 0 });
+  assert.equal(plain.choices[0].logprobs, null);
+});
+await check("logit_bias: +100 forces a token, -100 bans the one greedy decoding picks", async () => {
+  const tk = await (await fetch(base + "/tokenize", { method: "POST", headers: { Authorization: "Bearer " + key },
+    body: JSON.stringify({ content: "func main", with_pieces: true }) })).json();
+  const pieces = tk.tokens.filter(t => typeof t.piece === "string");
+  const [x, y] = [pieces[0], pieces.find(t => t.piece !== pieces[0].piece)];
+  assert.ok(x && y, JSON.stringify(tk));
+  const first = async (bias) => {
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 1, temperature: 0, logprobs: true, logit_bias: bias });
+    return r.choices[0].logprobs.content[0].token;
+  };
+  const forced = await first({ [x.id]: 100, [y.id]: 100 });
+  assert.ok([x.piece, y.piece].includes(forced), forced);
+  const [won, other] = forced === x.piece ? [x, y] : [y, x];
+  assert.equal(await first({ [won.id]: -100, [other.id]: 100 }), other.piece);
+});
+const weatherTool = {
+  type: "function",
+  function: {
+    name: "get_weather", description: "Get the weather of a city",
+    parameters: { type: "object", properties: { city: { type: "string", maxLength: 10 }, unit: { enum: ["celsius", "fahrenheit"] } }, required: ["city", "unit"], additionalProperties: false },
+  },
+};
+const checkArgs = (call) => {
+  assert.equal(call.type, "function");
+  assert.equal(call.function.name, "get_weather");
+  assert.ok(typeof call.id === "string" && call.id.length > 0);
+  const a = JSON.parse(call.function.arguments);
+  assert.deepEqual(Object.keys(a).sort(), ["city", "unit"]);
+  assert.equal(typeof a.city, "string"); assert.ok(a.city.length <= 10);
+  assert.ok(["celsius", "fahrenheit"].includes(a.unit));
+};
+let call;
+await check("tools with tool_choice naming a function: a parseable call matching the schema", async () => {
+  const r = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Weather in Paris?" }], max_tokens: 100, temperature: 0.7, seed: 5,
+    tools: [weatherTool], tool_choice: { type: "function", function: { name: "get_weather" } } });
+  const c = r.choices[0];
+  assert.equal(c.finish_reason, "tool_calls", JSON.stringify(c.message));
+  assert.equal(c.message.tool_calls.length, 1);
+  checkArgs(c.message.tool_calls[0]);
+  call = c.message.tool_calls[0];
+});
+await check("tools, streamed: delta.tool_calls and finish_reason tool_calls", async () => {
+  const stream = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Weather in Paris?" }], max_tokens: 100, temperature: 0.7, seed: 5,
+    tools: [weatherTool], tool_choice: "required", stream: true });
+  const calls = []; let finish = null;
+  for await (const chunk of stream) {
+    const ch = chunk.choices[0];
+    if (!ch) continue;
+    for (const d of (ch.delta && ch.delta.tool_calls) || []) {
+      if (!calls[d.index]) calls[d.index] = { id: d.id, type: d.type, function: { name: "", arguments: "" } };
+      if (d.function && d.function.name) calls[d.index].function.name += d.function.name;
+      if (d.function && d.function.arguments) calls[d.index].function.arguments += d.function.arguments;
+    }
+    if (ch.finish_reason) finish = ch.finish_reason;
+  }
+  assert.equal(finish, "tool_calls");
+  assert.equal(calls.length, 1);
+  checkArgs(calls[0]);
+});
+await check("tool call and tool result in the history render and generate", async () => {
+  const r = await client.chat.completions.create({ model, max_tokens: 8, temperature: 0, tools: [weatherTool],
+    messages: [{ role: "user", content: "Weather in Paris?" }, { role: "assistant", content: null, tool_calls: [call] },
+      { role: "tool", tool_call_id: call.id, content: "18 celsius" }] });
+  assert.ok(["stop", "length", "tool_calls"].includes(r.choices[0].finish_reason));
+});
+
 await expectError("empty messages: 400", 400, () => client.chat.completions.create({ model, messages: [] }));
 await expectError("negative max_tokens: 400", 400, () => client.chat.completions.create({ model, messages, max_tokens: -1 }));
 await expectError("absurd max_tokens: 400", 400, () => client.chat.completions.create({ model, messages, max_tokens: 10_000_000 }), "context_length_exceeded");
@@ -136,6 +244,10 @@ await expectError("n = 2: 400", 400, () => client.chat.completions.create({ mode
 await expectError("prompt longer than the context: 400", 400, () => client.chat.completions.create({ model, messages: [{ role: "user", content: "func main() { ".repeat(2000) }] }), "context_length_exceeded");
 await expectError("bad json_schema: 400", 400, () => client.chat.completions.create({ model, messages, response_format: { type: "json_schema", json_schema: { name: "x", schema: { $ref: "#/missing" } } } }));
 await expectError("wrong content type: 400", 400, () => client.chat.completions.create({ model, messages: [{ role: "user", content: 42 }] }));
+await expectError("logit_bias with a key that is no token id: 400", 400, () => client.chat.completions.create({ model, messages, logit_bias: { abc: 1 } }));
+await expectError("logit_bias out of range: 400", 400, () => client.chat.completions.create({ model, messages, logit_bias: { "5": 101 } }));
+await expectError("top_logprobs 21: 400", 400, () => client.chat.completions.create({ model, messages, logprobs: true, top_logprobs: 21 }));
+await expectError("tool_choice naming an unknown function: 400", 400, () => client.chat.completions.create({ model, messages, tools: [weatherTool], tool_choice: { type: "function", function: { name: "nope" } } }));
 await expectError("wrong API key: 401", 401, () => bad.models.list(), "invalid_api_key");
 await check("the server still serves", async () => {
   const r = await client.chat.completions.create({ model, messages, max_tokens: 4, temperature: 0 });
