@@ -6,16 +6,68 @@
 // rows with dense elements run a tight loop, others are gathered through a small buffer, so
 // any strides are accepted.
 //
-// gelu, gelu_quick and silu run the row kernels of vec.h: in the scalar kernels they are
-// evaluated in double precision from their defining formulas and rounded once, in the SIMD ones
-// as x / (1 + exp(-a)) with a float exp (the reference uses an fp16 lookup table; either
-// difference is within the conformance threshold of these ops).
+// gelu and gelu_quick give what ggml's CPU backend gives, bit for bit: the function's value at
+// the input rounded to fp16, itself rounded to fp16 (a 65,536-entry table of each, built once),
+// and for gelu, 0 below -10 and x itself above 10. silu runs the row kernel of vec.h (in the
+// scalar kernel evaluated in double precision and rounded once, in the SIMD ones as
+// x / (1 + exp(-x)) with a float exp: within the conformance threshold of the reference's).
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
 #include "vec.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+// fp16 values and their bits (ggml_fp16_t is a floating type on ARM: never cast between them)
+static inline uint16_t fp16_bits(ggml_fp16_t h) {
+    uint16_t b;
+    memcpy(&b, &h, sizeof(b));
+    return b;
+}
+
+static inline ggml_fp16_t fp16_of_bits(uint16_t b) {
+    ggml_fp16_t h;
+    memcpy(&h, &b, sizeof(h));
+    return h;
+}
+
+// the fp16 tables of gelu (tanh form) and gelu_quick, indexed by the input's fp16 bits
+static ggml_fp16_t gelu_table[1 << 16];
+static ggml_fp16_t gelu_quick_table[1 << 16];
+static pthread_once_t gelu_tables_once = PTHREAD_ONCE_INIT;
+
+static void gelu_tables_build(void) {
+    for (uint32_t i = 0; i < (1u << 16); i++) {
+        const float x = ggml_x_fp16_to_fp32(fp16_of_bits((uint16_t) i));
+        const float g = 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
+        const float q = x * (1.0f / (1.0f + expf(-1.702f * x)));
+        gelu_table[i] = GGML_FP32_TO_FP16(g);
+        gelu_quick_table[i] = GGML_FP32_TO_FP16(q);
+    }
+}
+
+static void gelu_rows(int64_t n, float * y, const float * x) {
+    pthread_once(&gelu_tables_once, gelu_tables_build);
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        if (v <= -10.0f) {
+            y[i] = 0.0f;
+        } else if (v >= 10.0f) {
+            y[i] = v;
+        } else {
+            y[i] = ggml_x_fp16_to_fp32(gelu_table[fp16_bits(GGML_FP32_TO_FP16(v))]);
+        }
+    }
+}
+
+static void gelu_quick_rows(int64_t n, float * y, const float * x) {
+    pthread_once(&gelu_tables_once, gelu_tables_build);
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = ggml_x_fp16_to_fp32(gelu_quick_table[fp16_bits(GGML_FP32_TO_FP16(x[i]))]);
+    }
+}
 
 enum unary_kind {
     // the first GGML_UNARY_OP_COUNT values are enum ggml_unary_op
@@ -57,10 +109,10 @@ static void unary_vec(int kind, int64_t n, float * y, const float * x, const flo
             for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
             break;
         case GGML_UNARY_OP_GELU:
-            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_GELU, n, y, x);
+            gelu_rows(n, y, x);
             break;
         case GGML_UNARY_OP_GELU_QUICK:
-            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_GELU_QUICK, n, y, x);
+            gelu_quick_rows(n, y, x);
             break;
         case GGML_UNARY_OP_SILU:
             ggml_x_vec_kernels_active()->unary(GGML_X_VEC_SILU, n, y, x);
