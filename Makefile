@@ -681,3 +681,4 @@ conformance-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_SOURCE_OBJ)
 include mk/gram.mk
 include mk/rpc.mk
 include mk/server.mk
+include mk/cols.mk

@@ -585,6 +585,7 @@ static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
 struct mm_rp_plan {
     struct ggml_x_rp_layout l;
     ggml_x_rp_kernel_t kern;
+    ggml_x_rp16_kernel_t kern16; // two groups at once (NULL: none)
     int64_t n;       // src1 columns (all batches: the weights are 2-D)
     size_t  set;     // bytes of one prepared column set (GGML_X_RP_COLS columns)
     size_t  tmp;     // per-thread F32 row (src1 rows not contiguous)
@@ -598,6 +599,7 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     }
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
     p->kern = ggml_x_rp_kernel_of(k, p->l.type);
+    p->kern16 = ggml_x_rp16_kernel_of(k, p->l.type);
     p->n    = b->ne[1] * b->ne[2] * b->ne[3];
     p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
     p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));
@@ -643,12 +645,17 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int64_t ngroups = p->l.ngroups;
     // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
     // the same time, so the cost of a thread finishing late is a whole chunk
-    const int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
+    // (an even number of groups with the 16-row kernels, which take them in pairs)
+    int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
+    if (p->kern16 != NULL) {
+        gchunk = (gchunk + 1) & ~(int64_t) 1;
+    }
     const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
     const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
     const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
     char * dcol[GGML_X_RP_COLS];
-    float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
+    float out[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
+    const size_t gs = GGML_X_RP_ROWS * p->l.row_size; // bytes of one group
     int64_t next = -1;
     for (int64_t c = mm_next_chunk(cc, &next); c < nchunks; c = mm_next_chunk(cc, &next)) {
         for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
@@ -669,15 +676,21 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
                 continue;
             }
             const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
-            for (int64_t g = c * gchunk; g < g1; g++) {
-                const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * GGML_X_RP_ROWS * p->l.row_size;
-                p->kern(p->l.nblk, nc, grp, set, out);
+            for (int64_t g = c * gchunk; g < g1; ) {
+                const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * gs;
+                const int rows = p->kern16 != NULL && g + 1 < g1 ? 2 * GGML_X_RP_ROWS : GGML_X_RP_ROWS;
+                if (rows > GGML_X_RP_ROWS) {
+                    p->kern16(p->l.nblk, nc, grp, gs, set, out);
+                } else {
+                    p->kern(p->l.nblk, nc, grp, set, out);
+                }
                 for (int j = 0; j < nc; j++) {
                     char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
-                    for (int r = 0; r < GGML_X_RP_ROWS; r++) {
-                        *(float *) (d + (size_t) r * dst->nb[0]) = out[j*GGML_X_RP_ROWS + r];
+                    for (int r = 0; r < rows; r++) {
+                        *(float *) (d + (size_t) r * dst->nb[0]) = out[j*rows + r];
                     }
                 }
+                g += rows / GGML_X_RP_ROWS;
             }
         }
     }
