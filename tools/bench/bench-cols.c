@@ -14,7 +14,10 @@
 // Before each type the read-bandwidth probe of benchutil.h runs with the same thread count.
 // Printed per (type, threads, cols): us per layer, x1 = time / time of one column, GB/s of weight
 // bytes, and %read = that rate / the probe (for one column: the share of the read bandwidth;
-// for N columns, read it as the cost of N columns in units of one column's memory time).
+// for N columns, read it as the cost of N columns in units of one column's memory time);
+// cpu_us is the process CPU time per layer (all threads, barrier spinning included) and cpu_x1
+// its ratio to one column: on a busy shared machine it shows the compute cost that the wall
+// times hide.
 // Only the public API (and the CPU_REPACK buffer type) is used.
 
 #include "ggml.h"
@@ -38,6 +41,13 @@ static float rng_float(void) {
     g_rng ^= g_rng >> 7;
     g_rng ^= g_rng << 17;
     return (float) (uint32_t) (g_rng >> 32) / 4294967296.0f * 2.0f - 1.0f;
+}
+
+// CPU time of the whole process (all threads), seconds
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
 static int parse_list(const char * s, int * out, int max) {
@@ -80,7 +90,8 @@ static enum ggml_type type_of(const char * s, size_t len) {
 
 // us per layer for each column count (median of reps); false when unsupported
 static bool bench(ggml_backend_t backend, bool repack, enum ggml_type type, const struct layer_shape * sh,
-                  const int * cols, int ncols, size_t min_bytes, int reps, double * us, size_t * lbytes) {
+                  const int * cols, int ncols, size_t min_bytes, int reps, double * us, double * cpu_us,
+                  size_t * lbytes) {
     size_t layer = 0;
     for (int i = 0; i < N_MATS; i++) {
         layer += ggml_row_size(type, sh->k[i]) * (size_t) sh->m[i];
@@ -163,18 +174,20 @@ static bool bench(ggml_backend_t backend, bool repack, enum ggml_type type, cons
         for (int i = 0; i < ncols * copies; i++) { // warm-up
             ggml_backend_graph_compute(backend, g[i]);
         }
-        double t[MAX_COLS][MAX_REPS];
+        static double t[MAX_COLS][MAX_REPS], tc[MAX_COLS][MAX_REPS];
         for (int r = 0; r < reps; r++) {
             for (int ci = 0; ci < ncols; ci++) {
-                const double t0 = now_s();
+                const double t0 = now_s(), c0 = cpu_s();
                 for (int c = 0; c < copies; c++) {
                     ggml_backend_graph_compute(backend, g[ci * copies + c]);
                 }
                 t[ci][r] = (now_s() - t0) / copies;
+                tc[ci][r] = (cpu_s() - c0) / copies;
             }
         }
         for (int ci = 0; ci < ncols; ci++) {
             us[ci] = median(t[ci], reps) * 1e6;
+            cpu_us[ci] = median(tc[ci], reps) * 1e6;
         }
     }
     if (gbuf) {
@@ -257,22 +270,23 @@ int main(int argc, char ** argv) {
     printf("# bench-cols: TinyLlama-shaped layer (embd %lld, ff %lld, kv %lld), weights in %s, cold (>= %zu MiB), "
            "median of %d reps, column counts interleaved\n", (long long) embd, (long long) ff, (long long) kv,
            repack ? "CPU_REPACK" : "CPU", mib, reps);
-    printf("%-6s %3s %4s %9s %10s %6s %8s %9s %6s\n", "type", "thr", "cols", "layer_MB", "us/layer", "x1", "GB/s",
-           "read_GB/s", "%read");
+    printf("%-6s %3s %4s %9s %10s %6s %8s %9s %6s %10s %6s\n", "type", "thr", "cols", "layer_MB", "us/layer", "x1", "GB/s",
+           "read_GB/s", "%read", "cpu_us", "cpu_x1");
     for (int it = 0; it < n_thr; it++) {
         ggml_backend_cpu_set_n_threads(backend, threads[it]);
         for (int ti = 0; ti < n_types; ti++) {
             const double bw = probe_read_bw(probe_buf, probe_bytes, threads[it], reps);
-            double us[MAX_COLS];
+            double us[MAX_COLS], cpu_us[MAX_COLS];
             size_t lb = 0;
-            if (!bench(backend, repack, types[ti], &sh, cols, ncols, mib << 20, reps, us, &lb)) {
+            if (!bench(backend, repack, types[ti], &sh, cols, ncols, mib << 20, reps, us, cpu_us, &lb)) {
                 printf("%-6s %3d unsupported\n", ggml_type_name(types[ti]), threads[it]);
                 continue;
             }
             for (int ci = 0; ci < ncols; ci++) {
                 const double gbs = (double) lb / (us[ci] * 1e-6) * 1e-9;
-                printf("%-6s %3d %4d %9.2f %10.1f %6.2f %8.2f %9.1f %5.1f%%\n", ggml_type_name(types[ti]), threads[it],
-                       cols[ci], lb / 1e6, us[ci], us[ci] / us[0], gbs, bw, 100.0 * gbs / bw);
+                printf("%-6s %3d %4d %9.2f %10.1f %6.2f %8.2f %9.1f %5.1f%% %10.1f %6.2f\n", ggml_type_name(types[ti]),
+                       threads[it], cols[ci], lb / 1e6, us[ci], us[ci] / us[0], gbs, bw, 100.0 * gbs / bw, cpu_us[ci],
+                       cpu_us[ci] / cpu_us[0]);
             }
             fflush(stdout);
         }

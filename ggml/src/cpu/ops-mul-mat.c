@@ -31,11 +31,13 @@
 //
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
 // path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
-// columns), phase 2 hands
-// out chunks of whole row groups dynamically, and each group is read once for up to 8 columns
-// (the level's rp_* kernel computes 8 rows x 8 columns per call); the rows after the last whole
-// group are plain and use the type's vec_dot. With more than 8 columns per weight matrix, when the
-// int8 GEMM handles the type, chunks of rows are unpacked into thread scratch and multiplied there.
+// columns), phase 2 hands out chunks of whole row groups dynamically, and each group is read
+// once for all columns: the level's rp_* kernel computes 8 rows x up to 8 columns per call (the
+// AVX-512 VNNI level's rp16_* kernels 16 rows, two groups in 512-bit vectors, bit for bit the
+// same results), and a group stays in L1 while it is multiplied by every column set in turn; the
+// rows after the last whole group are plain and use the type's vec_dot. With more than
+// MM_RP_MAX_COLS columns per weight matrix, when the int8 GEMM handles the type, chunks of rows
+// are unpacked into thread scratch and multiplied there.
 // src1 must be F32.
 
 #include "../ggml-impl.h"
@@ -611,6 +613,16 @@ static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
+// dst column pointers of src1 columns j0 .. j0+nc-1 (all batches counted as columns)
+static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, int nc, int64_t ne11, int64_t ne12,
+                                  char ** dcol) {
+    for (int j = 0; j < nc; j++) {
+        const int64_t ic = j0 + j;
+        const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
+        dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+    }
+}
+
 static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_rp_plan * p) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
@@ -658,40 +670,42 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const size_t gs = GGML_X_RP_ROWS * p->l.row_size; // bytes of one group
     int64_t next = -1;
     for (int64_t c = mm_next_chunk(cc, &next); c < nchunks; c = mm_next_chunk(cc, &next)) {
-        for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
-            const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
-            const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
-            for (int j = 0; j < nc; j++) {
-                const int64_t ic = j0 + j;
-                const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
-                dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
-            }
-            if (c == ngc) {
+        if (c == ngc) {
+            for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
+                const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+                const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
+                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
                 for (int64_t ir = ngroups * GGML_X_RP_ROWS; ir < ne01; ir++) {
                     const char * row = (const char *) a->data + (size_t) ir * p->l.row_size;
                     for (int j = 0; j < nc; j++) {
                         tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, ggml_x_rp_set_q8(set, k, j));
                     }
                 }
-                continue;
             }
-            const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
-            for (int64_t g = c * gchunk; g < g1; ) {
-                const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * gs;
-                const int rows = p->kern16 != NULL && g + 1 < g1 ? 2 * GGML_X_RP_ROWS : GGML_X_RP_ROWS;
+            continue;
+        }
+        // a group (or pair) is multiplied by every column set in turn while it is in L1
+        const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
+        for (int64_t g = c * gchunk; g < g1; ) {
+            const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * gs;
+            const int rows = p->kern16 != NULL && g + 1 < g1 ? 2 * GGML_X_RP_ROWS : GGML_X_RP_ROWS;
+            for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
+                const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+                const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
                 if (rows > GGML_X_RP_ROWS) {
                     p->kern16(p->l.nblk, nc, grp, gs, set, out);
                 } else {
                     p->kern(p->l.nblk, nc, grp, set, out);
                 }
+                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
                 for (int j = 0; j < nc; j++) {
                     char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
                     for (int r = 0; r < rows; r++) {
                         *(float *) (d + (size_t) r * dst->nb[0]) = out[j*rows + r];
                     }
                 }
-                g += rows / GGML_X_RP_ROWS;
             }
+            g += rows / GGML_X_RP_ROWS;
         }
     }
 }
