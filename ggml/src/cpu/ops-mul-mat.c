@@ -613,6 +613,11 @@ static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
+// smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward)
+static inline int mm_rp16_min_cols(enum ggml_type type) {
+    return type == GGML_TYPE_Q8_0 ? 5 : 2;
+}
+
 // dst column pointers of src1 columns j0 .. j0+nc-1 (all batches counted as columns)
 static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, int nc, int64_t ne11, int64_t ne12,
                                   char ** dcol) {
@@ -658,11 +663,13 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
     // the same time, so the cost of a thread finishing late is a whole chunk
     // (an even number of groups with the 16-row kernels, which take them in pairs)
-    // The 16-row kernels take over from two columns up: with one column the two weight streams
-    // they read at once measured 0-20 % slower than the 8-row kernel on one stream when memory is
-    // the limit (a loaded machine), while with several columns they are compute-bound at half
-    // the instructions per weight (8 columns: 1.4-1.9x the speed of the 8-row kernel).
-    const bool use16 = p->kern16 != NULL && p->n >= 2;
+    // The 16-row kernels for column sets of at least MM_RP16_MIN_COLS columns: they read two
+    // weight streams at once (the two groups), which measured 10-30 % slower than the 8-row
+    // kernel's one stream where memory is the limit (few columns: one for Q4_0/Q4_K, up to 4 for
+    // Q8_0, whose blocks hold twice the bytes per weight), while with more columns they are
+    // compute-bound at half the instructions per weight (8 columns: 1.4-1.9x the 8-row speed).
+    const int min16 = mm_rp16_min_cols(p->l.type);
+    const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
     int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
     if (use16) {
         gchunk = (gchunk + 1) & ~(int64_t) 1;
@@ -697,11 +704,16 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
                 const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
                 const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
-                if (rows > GGML_X_RP_ROWS && nc > 1) {
+                if (rows > GGML_X_RP_ROWS && nc >= min16) {
                     p->kern16(p->l.nblk, nc, grp, gs, set, out);
-                } else if (rows > GGML_X_RP_ROWS) { // one column (out[r], r < 16)
-                    p->kern(p->l.nblk, nc, grp, set, out);
-                    p->kern(p->l.nblk, nc, grp + gs, set, out + GGML_X_RP_ROWS);
+                } else if (rows > GGML_X_RP_ROWS) { // a pair by the 8-row kernel (out[j*16 + r])
+                    float o8[GGML_X_RP_COLS * GGML_X_RP_ROWS];
+                    for (int h = 0; h < 2; h++) {
+                        p->kern(p->l.nblk, nc, grp + (size_t) h * gs, set, o8);
+                        for (int j = 0; j < nc; j++) {
+                            memcpy(out + j*rows + h*GGML_X_RP_ROWS, o8 + j*GGML_X_RP_ROWS, GGML_X_RP_ROWS * sizeof(float));
+                        }
+                    }
                 } else {
                     p->kern(p->l.nblk, nc, grp, set, out);
                 }
