@@ -1,11 +1,16 @@
 // repack-avx512.c - AVX-512 VNNI kernels of weights repacked by groups of 8 rows (layout:
-// repack.c), on 256-bit vectors (AVX512-VL).
+// repack.c): 8 rows on 256-bit vectors (AVX512-VL), and 16 rows (two groups) on 512-bit vectors.
 //
 // As in repack-avx2.c, one 256-bit load of a block's quant bytes is one byte quad of each of the
 // 8 rows (lane = row), so a source column needs its matching 4 activation bytes broadcast to all
 // lanes, which vpdpbusd takes as an embedded broadcast of the prepared row's q8_0 bytes (compact:
-// it stays in L1). 512-bit vectors were measured slower here: they need the activations expanded
-// (4x the bytes, out of L1) or permuted, and the CPUs at hand execute them as two 256-bit halves.
+// it stays in L1). Widening the lanes of one group to 512 bits would need the activations
+// expanded (4x the bytes, out of L1) or permuted; the 16-row kernels instead put the same quad
+// of two groups side by side (rows 0..7 of group g in the low half, of g + 1 in the high half),
+// so the {1to16} broadcast still serves all lanes. On CPUs with full-width 512-bit units (this
+// machine: Zen 5) that halves the instructions per weight, which decides the speed with several
+// columns (the kernels are vpdpbusd-bound there); with one or few columns, where memory is the
+// limit, the 8-row kernels' single weight stream measured faster (MUL_MAT picks, ops-mul-mat.c).
 // vpdpbusd wants unsigned weights: Q4_0 nibbles are 0..15 (the accumulator starts at the prepared
 // -8 * sum(x)), Q8_0 bytes get + 128 (xor 0x80, start -128 * sum(x)). All 8 columns in one pass
 // (32 vector registers).
