@@ -389,7 +389,9 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q8_0, 160, 88, 12, 1 },
     { GGML_TYPE_Q4_K, 512, 136, 16, 1 },
     { GGML_TYPE_Q4_0, 2048, 48, 1, 1 },   // one column, an even number of groups
-    { GGML_TYPE_Q8_0, 96, 72, 9, 1 },     // 16-row kernels, then one column on the pairs
+    { GGML_TYPE_Q8_0, 96, 72, 9, 1 },
+    { GGML_TYPE_Q4_0, 64, 35, 256, 1 },   // the last column count of the 16-row kernels (VNNI)
+    { GGML_TYPE_Q4_0, 64, 35, 257, 1 },   // the first of the int8 GEMM there     // 16-row kernels, then one column on the pairs
     { GGML_TYPE_Q4_K, 256, 40, 17, 1 },
 };
 

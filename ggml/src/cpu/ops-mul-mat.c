@@ -36,8 +36,8 @@
 // AVX-512 VNNI level's rp16_* kernels 16 rows, two groups in 512-bit vectors, bit for bit the
 // same results), and a group stays in L1 while it is multiplied by every column set in turn; the
 // rows after the last whole group are plain and use the type's vec_dot. With more than
-// MM_RP_MAX_COLS columns per weight matrix, when the int8 GEMM handles the type, chunks of rows
-// are unpacked into thread scratch and multiplied there.
+// MM_RP_MAX_COLS (with the 16-row kernels MM_RP16_MAX_COLS) columns per weight matrix, when the
+// int8 GEMM handles the type, chunks of rows are unpacked into thread scratch and multiplied there.
 // src1 must be F32.
 
 #include "../ggml-impl.h"
@@ -404,9 +404,13 @@ struct mm_gemm_plan {
 // src1 columns up to which weights in CPU_REPACK take the repack kernels (sets of
 // GGML_X_RP_COLS columns, each weight group read once for all of them); more columns (prompts)
 // take the int8 GEMM on unpacked rows. At 9-16 columns (batched decode of that many sequences)
-// the GEMM path's unpacking cost about 2x the repack kernels (np16 28-75 vs 83 tok/s on the
-// TinyLlama-shaped Q4_0 model), so the switch is well above one column set.
-#define MM_RP_MAX_COLS (8 * GGML_X_RP_COLS)
+// the GEMM path's unpacking cost about 2x the 8-row repack kernels (np16 28-75 vs 83 tok/s on
+// the TinyLlama-shaped Q4_0 model), so the switch is well above one column set. With the 16-row
+// kernels (AVX-512 VNNI) the repack path costs about half the GEMM's at 65 columns and the same
+// at 256 (TinyLlama-shaped Q4_0, Q8_0, Q4_K layers, 2 threads: tools/bench/bench-cols.c), so
+// the switch moves there.
+#define MM_RP_MAX_COLS   (8 * GGML_X_RP_COLS)
+#define MM_RP16_MAX_COLS (32 * GGML_X_RP_COLS)
 
 // chunks of row groups per thread on the repack kernels' path
 #define MM_RP_CHUNKS_PER_THREAD 16
@@ -440,7 +444,9 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
     const struct ggml_tensor * b = dst->src[1];
     memset(g, 0, sizeof(*g));
     g->packed = ggml_x_rp_is_packed(a, &g->rp);
-    if (g->packed && b->ne[1] <= MM_RP_MAX_COLS) {
+    const int64_t rp_max = ggml_x_rp16_kernel_of(ggml_x_gemm_kernels_active(), a->type) != NULL ?
+        MM_RP16_MAX_COLS : MM_RP_MAX_COLS;
+    if (g->packed && b->ne[1] <= rp_max) {
         return false; // the repack kernels
     }
     g->kind = mm_gemm_kind(a, b, dst);
