@@ -7,6 +7,7 @@
 #   make bench-decode  scheduler and engine overheads per node (tools/bench/bench-decode.c)
 #   make bench-matvec  mat-vec of every weight type as a share of the read bandwidth
 #   make bench-layer   one LLaMA-style decode layer per weight type against its floor
+#   make bench-cols    a TinyLlama-shaped layer at 1-16 columns (batched decode) against one column
 
 .PHONY: bench
 
@@ -74,3 +75,15 @@ bench-layer: $(BUILD)/bin/bench-layer
 	./$(BUILD)/bin/bench-layer $(BENCH_LAYER_ARGS)
 
 bench: bench-layer
+
+# few-column mat-mul (batched decode): TinyLlama-shaped layer mat-muls (weights in CPU_REPACK) at
+# 1, 2, 4, 8, 16 columns and 1 and 2 threads: us per layer, the ratio to one column and the share of
+# the read bandwidth measured in the same run (tools/bench/bench-cols.c). BENCH_COLS_ARGS passes
+# e.g. "types=q4_0 threads=2 cols=1,8,16 reps=9".
+.PHONY: bench-cols
+$(BUILD)/bin/bench-cols: tools/bench/bench-cols.c tools/bench/benchutil.h $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-cols: $(BUILD)/bin/bench-cols
+	nice -n 10 ./$(BUILD)/bin/bench-cols $(BENCH_COLS_ARGS)

@@ -270,6 +270,85 @@ static void test_kernels(void) {
     printf("     %d kernel results checked\n", checked);
 }
 
+// the 16-row kernels (two groups at once) against the 8-row kernel of the same level on each
+// group: bit for bit (they must be interchangeable: which one a group gets depends on the
+// thread count), over odd block counts, mixed extreme patterns and every column count
+static void test_kernels16(void) {
+    static const int nblks[] = { 1, 2, 3, 5, 7, 16, 33 };
+    int checked = 0;
+    for (int li = 0; li < N_LEVELS; li++) {
+        struct ggml_x_gemm_kernels kr;
+        if (!ggml_x_gemm_kernels_for_level(k_levels[li], &kr)) {
+            continue;
+        }
+        for (int ti = 0; ti < 3; ti++) {
+            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : ti == 1 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K;
+            const int qk = ti == 2 ? QK_K : QK8_0;
+            const ggml_x_rp16_kernel_t k16 = ggml_x_rp16_kernel_of(&kr, t);
+            const ggml_x_rp_kernel_t k8 = ggml_x_rp_kernel_of(&kr, t);
+            if (k16 == NULL) {
+                continue;
+            }
+            for (size_t si = 0; si < sizeof(nblks) / sizeof(nblks[0]); si++) {
+                const int nblk = nblks[si];
+                const int k = nblk * qk;
+                const size_t rs = ggml_row_size(t, k);
+                const size_t gsz = rs * GGML_X_RP_ROWS;
+                uint8_t * w = malloc(2 * gsz);
+                uint8_t * grp = aligned_alloc(64, (2 * gsz + 63) / 64 * 64);
+                const size_t psz = (ggml_x_rp_set_size(k) + 63) / 64 * 64;
+                uint8_t * set = aligned_alloc(64, psz);
+                float * x = malloc(sizeof(float) * (size_t) k);
+                struct ggml_x_rp_layout l = { t, ggml_type_size(t), nblk, rs, 2, 2 * gsz };
+                for (int pattern = 0; pattern < 5; pattern++) {
+                    rows_fill(t, w, nblk, pattern, pattern % 2);
+                    rows_fill(t, w + gsz, nblk, (pattern + 2) % 5, (pattern + 1) % 2);
+                    ggml_x_rp_pack(&l, (char *) grp, (const char *) w, 0, 2 * gsz);
+                    for (int nc = 1; nc <= GGML_X_RP_COLS; nc++) {
+                        memset(set, 0x5a, psz);
+                        for (int j = 0; j < nc; j++) {
+                            const int xs = (j + pattern) % 5; // random; +1; +-1; +-1 and tiny; +-huge
+                            for (int i = 0; i < k; i++) {
+                                x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
+                                if (xs == 3 && i % 5 != 0) {
+                                    x[i] = 1e-3f * x[i];
+                                }
+                                if (xs == 4) {
+                                    x[i] = (i % 2 ? -3e4f : 3e4f) * (i % 7 == 0 ? 1.0f : 0.5f);
+                                }
+                            }
+                            ggml_x_rp_prep(t, x, k, set, j, nc);
+                        }
+                        float o16[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS], o8[2][GGML_X_RP_COLS * GGML_X_RP_ROWS];
+                        for (int i = 0; i < GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS; i++) {
+                            o16[i] = NAN;
+                        }
+                        k16(nblk, nc, grp, gsz, set, o16);
+                        k8(nblk, nc, grp, set, o8[0]);
+                        k8(nblk, nc, grp + gsz, set, o8[1]);
+                        for (int j = 0; j < nc; j++) {
+                            for (int r = 0; r < 2 * GGML_X_RP_ROWS; r++) {
+                                const float want = o8[r / GGML_X_RP_ROWS][j*GGML_X_RP_ROWS + r % GGML_X_RP_ROWS];
+                                const float got = o16[j*2*GGML_X_RP_ROWS + r];
+                                T_CHECK_MSG(memcmp(&got, &want, sizeof(float)) == 0,
+                                            "rp16 %s level %s nblk=%d pattern %d nc=%d col %d row %d: %.9g, 8-row kernel %.9g",
+                                            ggml_type_name(t), ggml_x_cpu_level_name(k_levels[li]), nblk, pattern, nc, j, r,
+                                            got, want);
+                                checked++;
+                            }
+                        }
+                    }
+                }
+                free(w);
+                free(grp);
+                free(set);
+                free(x);
+            }
+        }
+    }
+    printf("     %d 16-row kernel results checked\n", checked);
+}
+
 // ---------------------------------------------------------------------------------------------
 // MUL_MAT through a CPU backend: weights in CPU_REPACK vs in the CPU buffer
 
@@ -306,6 +385,14 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_K, 4352, 29, 5, 1 },   // 17 super-blocks
     { GGML_TYPE_Q4_K, 256, 19, 2, 3 },
     { GGML_TYPE_Q4_K, 4096, 64, 7, 1 },
+    { GGML_TYPE_Q4_0, 288, 203, 16, 1 },  // 25 groups (pairs and an odd one) + 3 plain rows, 2 sets
+    { GGML_TYPE_Q8_0, 160, 88, 12, 1 },
+    { GGML_TYPE_Q4_K, 512, 136, 16, 1 },
+    { GGML_TYPE_Q4_0, 2048, 48, 1, 1 },   // one column, an even number of groups
+    { GGML_TYPE_Q8_0, 96, 72, 9, 1 },
+    { GGML_TYPE_Q4_0, 64, 35, 256, 1 },   // the last column count of the 16-row kernels (VNNI)
+    { GGML_TYPE_Q4_0, 64, 35, 257, 1 },   // the first of the int8 GEMM there     // 16-row kernels, then one column on the pairs
+    { GGML_TYPE_Q4_K, 256, 40, 17, 1 },
 };
 
 static void test_mul_mat(void) {
@@ -432,6 +519,7 @@ int main(void) {
     T_RUN(test_registry);
     T_RUN(test_set_get);
     T_RUN(test_kernels);
+    T_RUN(test_kernels16);
     T_RUN(test_mul_mat);
     T_RUN(test_other_ops_fail);
     return T_SUMMARY();

@@ -31,10 +31,12 @@
 //
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
 // path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
-// columns), phase 2 hands
-// out chunks of whole row groups dynamically, and each group is read once for up to 8 columns
-// (the level's rp_* kernel computes 8 rows x 8 columns per call); the rows after the last whole
-// group are plain and use the type's vec_dot. With more than 8 columns per weight matrix, when the
+// columns), phase 2 hands out chunks of whole row groups dynamically, and each group is read
+// once for all columns: the level's rp_* kernel computes 8 rows x up to 8 columns per call (the
+// AVX-512 VNNI level's rp16_* kernels 16 rows, two groups in 512-bit vectors, bit for bit the
+// same results), and a group stays in L1 while it is multiplied by every column set in turn; the
+// rows after the last whole group are plain and use the type's vec_dot. With more than
+// MM_RP_MAX_COLS (with the 16-row kernels MM_RP16_MAX_COLS) columns per weight matrix, when the
 // int8 GEMM handles the type, chunks of rows are unpacked into thread scratch and multiplied there.
 // src1 must be F32.
 
@@ -402,9 +404,13 @@ struct mm_gemm_plan {
 // src1 columns up to which weights in CPU_REPACK take the repack kernels (sets of
 // GGML_X_RP_COLS columns, each weight group read once for all of them); more columns (prompts)
 // take the int8 GEMM on unpacked rows. At 9-16 columns (batched decode of that many sequences)
-// the GEMM path's unpacking cost about 2x the repack kernels (np16 28-75 vs 83 tok/s on the
-// TinyLlama-shaped Q4_0 model), so the switch is well above one column set.
-#define MM_RP_MAX_COLS (8 * GGML_X_RP_COLS)
+// the GEMM path's unpacking cost about 2x the 8-row repack kernels (np16 28-75 vs 83 tok/s on
+// the TinyLlama-shaped Q4_0 model), so the switch is well above one column set. With the 16-row
+// kernels (AVX-512 VNNI) the repack path costs about half the GEMM's at 65 columns and the same
+// at 256 (TinyLlama-shaped Q4_0, Q8_0, Q4_K layers, 2 threads: tools/bench/bench-cols.c), so
+// the switch moves there.
+#define MM_RP_MAX_COLS   (8 * GGML_X_RP_COLS)
+#define MM_RP16_MAX_COLS (32 * GGML_X_RP_COLS)
 
 // chunks of row groups per thread on the repack kernels' path
 #define MM_RP_CHUNKS_PER_THREAD 16
@@ -438,7 +444,9 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
     const struct ggml_tensor * b = dst->src[1];
     memset(g, 0, sizeof(*g));
     g->packed = ggml_x_rp_is_packed(a, &g->rp);
-    if (g->packed && b->ne[1] <= MM_RP_MAX_COLS) {
+    const int64_t rp_max = ggml_x_rp16_kernel_of(ggml_x_gemm_kernels_active(), a->type) != NULL ?
+        MM_RP16_MAX_COLS : MM_RP_MAX_COLS;
+    if (g->packed && b->ne[1] <= rp_max) {
         return false; // the repack kernels
     }
     g->kind = mm_gemm_kind(a, b, dst);
@@ -585,6 +593,7 @@ static void mm_gemm_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
 struct mm_rp_plan {
     struct ggml_x_rp_layout l;
     ggml_x_rp_kernel_t kern;
+    ggml_x_rp16_kernel_t kern16; // two groups at once (NULL: none)
     int64_t n;       // src1 columns (all batches: the weights are 2-D)
     size_t  set;     // bytes of one prepared column set (GGML_X_RP_COLS columns)
     size_t  tmp;     // per-thread F32 row (src1 rows not contiguous)
@@ -598,6 +607,7 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     }
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
     p->kern = ggml_x_rp_kernel_of(k, p->l.type);
+    p->kern16 = ggml_x_rp16_kernel_of(k, p->l.type);
     p->n    = b->ne[1] * b->ne[2] * b->ne[3];
     p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
     p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));
@@ -607,6 +617,21 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
 static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     const size_t nsets = (size_t) ((p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS);
     return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
+}
+
+// smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward)
+static inline int mm_rp16_min_cols(enum ggml_type type) {
+    return type == GGML_TYPE_Q8_0 ? 5 : 2;
+}
+
+// dst column pointers of src1 columns j0 .. j0+nc-1 (all batches counted as columns)
+static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, int nc, int64_t ne11, int64_t ne12,
+                                  char ** dcol) {
+    for (int j = 0; j < nc; j++) {
+        const int64_t ic = j0 + j;
+        const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
+        dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+    }
 }
 
 static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_rp_plan * p) {
@@ -643,42 +668,70 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int64_t ngroups = p->l.ngroups;
     // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
     // the same time, so the cost of a thread finishing late is a whole chunk
-    const int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
+    // (an even number of groups with the 16-row kernels, which take them in pairs)
+    // The 16-row kernels for column sets of at least MM_RP16_MIN_COLS columns: they read two
+    // weight streams at once (the two groups), which measured 10-30 % slower than the 8-row
+    // kernel's one stream where memory is the limit (few columns: one for Q4_0/Q4_K, up to 4 for
+    // Q8_0, whose blocks hold twice the bytes per weight), while with more columns they are
+    // compute-bound at half the instructions per weight (8 columns: 1.4-1.9x the 8-row speed).
+    const int min16 = mm_rp16_min_cols(p->l.type);
+    const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
+    int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
+    if (use16) {
+        gchunk = (gchunk + 1) & ~(int64_t) 1;
+    }
     const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
     const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
     const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
     char * dcol[GGML_X_RP_COLS];
-    float out[GGML_X_RP_COLS * GGML_X_RP_ROWS];
+    float out[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
+    const size_t gs = GGML_X_RP_ROWS * p->l.row_size; // bytes of one group
     int64_t next = -1;
     for (int64_t c = mm_next_chunk(cc, &next); c < nchunks; c = mm_next_chunk(cc, &next)) {
-        for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
-            const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
-            const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
-            for (int j = 0; j < nc; j++) {
-                const int64_t ic = j0 + j;
-                const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
-                dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
-            }
-            if (c == ngc) {
+        if (c == ngc) {
+            for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
+                const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+                const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
+                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
                 for (int64_t ir = ngroups * GGML_X_RP_ROWS; ir < ne01; ir++) {
                     const char * row = (const char *) a->data + (size_t) ir * p->l.row_size;
                     for (int j = 0; j < nc; j++) {
                         tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, ggml_x_rp_set_q8(set, k, j));
                     }
                 }
-                continue;
             }
-            const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
-            for (int64_t g = c * gchunk; g < g1; g++) {
-                const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * GGML_X_RP_ROWS * p->l.row_size;
-                p->kern(p->l.nblk, nc, grp, set, out);
+            continue;
+        }
+        // a group (or pair) is multiplied by every column set in turn while it is in L1
+        const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
+        for (int64_t g = c * gchunk; g < g1; ) {
+            const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * gs;
+            const int rows = use16 && g + 1 < g1 ? 2 * GGML_X_RP_ROWS : GGML_X_RP_ROWS;
+            for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
+                const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+                const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
+                if (rows > GGML_X_RP_ROWS && nc >= min16) {
+                    p->kern16(p->l.nblk, nc, grp, gs, set, out);
+                } else if (rows > GGML_X_RP_ROWS) { // a pair by the 8-row kernel (out[j*16 + r])
+                    float o8[GGML_X_RP_COLS * GGML_X_RP_ROWS];
+                    for (int h = 0; h < 2; h++) {
+                        p->kern(p->l.nblk, nc, grp + (size_t) h * gs, set, o8);
+                        for (int j = 0; j < nc; j++) {
+                            memcpy(out + j*rows + h*GGML_X_RP_ROWS, o8 + j*GGML_X_RP_ROWS, GGML_X_RP_ROWS * sizeof(float));
+                        }
+                    }
+                } else {
+                    p->kern(p->l.nblk, nc, grp, set, out);
+                }
+                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
                 for (int j = 0; j < nc; j++) {
                     char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
-                    for (int r = 0; r < GGML_X_RP_ROWS; r++) {
-                        *(float *) (d + (size_t) r * dst->nb[0]) = out[j*GGML_X_RP_ROWS + r];
+                    for (int r = 0; r < rows; r++) {
+                        *(float *) (d + (size_t) r * dst->nb[0]) = out[j*rows + r];
                     }
                 }
             }
+            g += rows / GGML_X_RP_ROWS;
         }
     }
 }

@@ -1,11 +1,16 @@
 // repack-avx512.c - AVX-512 VNNI kernels of weights repacked by groups of 8 rows (layout:
-// repack.c), on 256-bit vectors (AVX512-VL).
+// repack.c): 8 rows on 256-bit vectors (AVX512-VL), and 16 rows (two groups) on 512-bit vectors.
 //
 // As in repack-avx2.c, one 256-bit load of a block's quant bytes is one byte quad of each of the
 // 8 rows (lane = row), so a source column needs its matching 4 activation bytes broadcast to all
 // lanes, which vpdpbusd takes as an embedded broadcast of the prepared row's q8_0 bytes (compact:
-// it stays in L1). 512-bit vectors were measured slower here: they need the activations expanded
-// (4x the bytes, out of L1) or permuted, and the CPUs at hand execute them as two 256-bit halves.
+// it stays in L1). Widening the lanes of one group to 512 bits would need the activations
+// expanded (4x the bytes, out of L1) or permuted; the 16-row kernels instead put the same quad
+// of two groups side by side (rows 0..7 of group g in the low half, of g + 1 in the high half),
+// so the {1to16} broadcast still serves all lanes. On CPUs with full-width 512-bit units (this
+// machine: Zen 5) that halves the instructions per weight, which decides the speed with several
+// columns (the kernels are vpdpbusd-bound there); with one or few columns, where memory is the
+// limit, the 8-row kernels' single weight stream measured faster (MUL_MAT picks, ops-mul-mat.c).
 // vpdpbusd wants unsigned weights: Q4_0 nibbles are 0..15 (the accumulator starts at the prepared
 // -8 * sum(x)), Q8_0 bytes get + 128 (xor 0x80, start -128 * sum(x)). All 8 columns in one pass
 // (32 vector registers).
@@ -137,6 +142,120 @@ GXV static void rp_q8_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
     rp_kernel(nblk, ncols, grp, set, out, false);
 }
 
+// ---------------------------------------------------------------------------------------------
+// 16 rows at once: two consecutive groups side by side in 512-bit vectors (lane = row: rows
+// 0..7 of the first group in the low half, of the second in the high half), so one vpdpbusd
+// does 64 multiply-adds (16 rows x 4) against a column's broadcast activation quad. With
+// several columns the kernels are bound by vpdpbusd throughput, and on CPUs that execute
+// 512-bit vectors at full width (Zen 5) this halves the instructions per weight; the
+// activations stay compact ({1to16} embedded broadcasts of the prepared q8_0 bytes, in L1).
+
+GXV_INLINE __m512i dpbusd_z(__m512i acc, __m512i w, const int8_t * p) {
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const rp_i32u *) p));
+    return acc;
+}
+
+// the 256-bit vectors at p (low half) and p + gs (high half)
+GXV_INLINE __m512i rp_load2(const uint8_t * p, size_t gs) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) p)),
+                              _mm256_loadu_si256((const __m256i *) (p + gs)), 1);
+}
+
+GXV_INLINE void rp16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
+                          float * out, const bool q4) {
+    const int64_t k = nblk * QK8_0;
+    const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0);
+    const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
+    __m512 acc[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        acc[j] = _mm512_setzero_ps();
+    }
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i x80 = _mm512_set1_epi8((char) 0x80);
+    for (int64_t b = 0; b < nblk; b++) {
+        const int64_t b0 = b & ~(int64_t) 3;
+        const int64_t nin = nblk - b0 < 4 ? nblk - b0 : 4;
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+        const uint8_t * blk = run + (size_t) (b - b0) * qb8;
+        const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK8_0;
+#pragma GCC unroll 8
+        for (size_t o = 0; o < bs8; o += 64) {
+            _mm_prefetch((const char *) blk + RP_PREFETCH + o, _MM_HINT_T0);
+            _mm_prefetch((const char *) blk + gs + RP_PREFETCH + o, _MM_HINT_T0);
+        }
+        ggml_x_prefetch_far(blk, GGML_X_FAR_DISTANCE, bs8);
+        ggml_x_prefetch_far(blk + gs, GGML_X_FAR_DISTANCE, bs8);
+        __m512i w[8];
+        if (q4) {
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) {
+                const __m512i v = rp_load2(blk + 32*c, gs);
+                w[c]     = _mm512_and_si512(v, m4);
+                w[4 + c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            }
+        } else {
+#pragma GCC unroll 8
+            for (int c = 0; c < 8; c++) {
+                w[c] = _mm512_xor_si512(rp_load2(blk + 32*c, gs), x80);
+            }
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) scl)),
+            _mm_loadu_si128((const __m128i *) (scl + gs)), 1));
+#pragma GCC unroll 8
+        for (int j = 0; j < nc; j++) {
+            const int8_t * xj = xq + 32*j;
+            __m512i s0 = _mm512_set1_epi32(corr[b*nc + j]);
+            __m512i s1 = _mm512_setzero_si512();
+            if (q4) {
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; c++) {
+                    s0 = dpbusd_z(s0, w[c], xj + 4*c);
+                    s1 = dpbusd_z(s1, w[4 + c], xj + 16 + 4*c);
+                }
+            } else {
+#pragma GCC unroll 4
+                for (int c = 0; c < 8; c += 2) {
+                    s0 = dpbusd_z(s0, w[c], xj + 4*c);
+                    s1 = dpbusd_z(s1, w[c + 1], xj + 4*c + 4);
+                }
+            }
+            const __m512 sc = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b*nc + j]));
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), sc, acc[j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        _mm512_storeu_ps(out + j*2*GGML_X_RP_ROWS, acc[j]);
+    }
+}
+
+GXV_INLINE void rp16_kernel(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set,
+                            float * out, const bool q4) {
+    switch (ncols) {
+        case 1:  rp16_cols(nblk, 1, grp, gs, set, out, q4); break;
+        case 2:  rp16_cols(nblk, 2, grp, gs, set, out, q4); break;
+        case 3:  rp16_cols(nblk, 3, grp, gs, set, out, q4); break;
+        case 4:  rp16_cols(nblk, 4, grp, gs, set, out, q4); break;
+        case 5:  rp16_cols(nblk, 5, grp, gs, set, out, q4); break;
+        case 6:  rp16_cols(nblk, 6, grp, gs, set, out, q4); break;
+        case 7:  rp16_cols(nblk, 7, grp, gs, set, out, q4); break;
+        default: rp16_cols(nblk, 8, grp, gs, set, out, q4); break;
+    }
+}
+
+GXV static void rp16_q4_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
+    rp16_kernel(nblk, ncols, grp, gs, set, out, true);
+}
+
+GXV static void rp16_q8_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
+    rp16_kernel(nblk, ncols, grp, gs, set, out, false);
+}
+
 #define RPK_INLINE GXV_INLINE
 #define RPK_VNNI 1
 #include "cpu/repack-q4k.h"
@@ -154,10 +273,136 @@ GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
     }
 }
 
+// Q4_K on 16 rows (two groups in 512-bit vectors), as rpk_cols of repack-q4k.h with every step
+// widened: the scales and mins are unpacked per group (256-bit, as there) and joined per
+// sub-block; the float steps are the same operations in the same order, so each row's result
+// is bit for bit the 8-row kernel's.
+GXV_INLINE void rpk16_unpack_scales(const uint8_t * kb, uint8_t * scm) {
+    const __m256i m4  = _mm256_set1_epi8(15);
+    const __m256i m63 = _mm256_set1_epi8(63);
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    const __m256i A = _mm256_loadu_si256((const __m256i *) (kb + 32));
+    const __m256i B = _mm256_loadu_si256((const __m256i *) (kb + 64));
+    const __m256i C = _mm256_loadu_si256((const __m256i *) (kb + 96));
+    _mm256_store_si256((__m256i *) scm, _mm256_and_si256(A, m63));
+    _mm256_store_si256((__m256i *) (scm + 32),
+                       _mm256_or_si256(_mm256_and_si256(C, m4), _mm256_and_si256(_mm256_srli_epi16(A, 2), m30)));
+    _mm256_store_si256((__m256i *) (scm + 64), _mm256_and_si256(B, m63));
+    _mm256_store_si256((__m256i *) (scm + 96),
+                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(C, 4), m4),
+                                       _mm256_and_si256(_mm256_srli_epi16(B, 2), m30)));
+}
+
+// the 8 bytes at a (rows 0..7) then at b (rows 8..15)
+GXV_INLINE __m128i rpk16_join8(const uint8_t * a, const uint8_t * b) {
+    return _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *) a), _mm_loadl_epi64((const __m128i *) b));
+}
+
+GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
+                           float * out) {
+    const int64_t k = nblk * QK_K;
+    const size_t sb = GGML_X_RP_ROWS * sizeof(block_q4_K);
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int16_t * bsum = (const int16_t *) (set + ggml_x_rp_set_corr_off(k));
+    const __m512i m4 = _mm512_set1_epi8(15);
+    _Alignas(32) uint8_t scm[2][128]; // per group: scales of sub-block j row r at 8j + r; mins at 64 + ...
+    __m512 acc[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        acc[c] = _mm512_setzero_ps();
+    }
+    const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    for (int64_t b = 0; b < nblk; b++) {
+        const uint8_t * kb = grp + (size_t) b * sb;
+        const uint8_t * qb = kb + 128;
+#pragma GCC unroll 18
+        for (size_t l = 0; l < sb; l += 64) {
+            _mm_prefetch((const char *) kb + 2 * sb + l, _MM_HINT_T0);
+            _mm_prefetch((const char *) kb + gs + 2 * sb + l, _MM_HINT_T0);
+        }
+        rpk16_unpack_scales(kb, scm[0]);
+        rpk16_unpack_scales(kb + gs, scm[1]);
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK_K;
+        __m512i isum[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm512_setzero_si512();
+        }
+#pragma GCC unroll 1
+        for (int j = 0; j < QK_K / 32; j++) {
+            const uint8_t * qc = qb + (size_t) (j / 2) * 8 * 32;
+            __m512i w[8];
+#pragma GCC unroll 8
+            for (int m = 0; m < 8; m++) {
+                const __m512i v = rp_load2(qc + 32*m, gs);
+                w[m] = _mm512_and_si512(j & 1 ? _mm512_srli_epi16(v, 4) : v, m4);
+            }
+            const __m512i sc = _mm512_cvtepu8_epi32(rpk16_join8(scm[0] + 8*j, scm[1] + 8*j));
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                const int8_t * xj = xq + (size_t) c * QK_K + 32*j;
+                __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                for (int m = 0; m < 8; m += 2) {
+                    s0 = dpbusd_z(s0, w[m], xj + 4*m);
+                    s1 = dpbusd_z(s1, w[m + 1], xj + 4*m + 4);
+                }
+                isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), sc));
+            }
+        }
+        __m512i mn[4];
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; p++) {
+            const __m128i v0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *) (scm[0] + 64 + 16*p)), pair);
+            const __m128i v1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *) (scm[1] + 64 + 16*p)), pair);
+            mn[p] = _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(v0), v1, 1));
+        }
+        const __m512 d  = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) kb)), _mm_loadu_si128((const __m128i *) (kb + gs)), 1));
+        const __m512 dm = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (kb + 16))),
+            _mm_loadu_si128((const __m128i *) (kb + gs + 16)), 1));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            const int16_t * bs = bsum + ((size_t) b * nc + (size_t) c) * (QK_K / 32);
+            int32_t bp[4];
+            memcpy(bp, bs, sizeof(bp));
+            __m512i s = _mm512_madd_epi16(mn[0], _mm512_set1_epi32(bp[0]));
+#pragma GCC unroll 3
+            for (int p = 1; p < 4; p++) {
+                s = _mm512_add_epi32(s, _mm512_madd_epi16(mn[p], _mm512_set1_epi32(bp[p])));
+            }
+            const __m512 yd = _mm512_set1_ps(dx[(size_t) b * nc + (size_t) c]);
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(d, yd), acc[c]);
+            acc[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, yd), acc[c]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        _mm512_storeu_ps(out + c*2*GGML_X_RP_ROWS, acc[c]);
+    }
+}
+
+GXV static void rp16_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
+    switch (ncols) {
+        case 1:  rpk16_cols(nblk, 1, grp, gs, set, out); break;
+        case 2:  rpk16_cols(nblk, 2, grp, gs, set, out); break;
+        case 3:  rpk16_cols(nblk, 3, grp, gs, set, out); break;
+        case 4:  rpk16_cols(nblk, 4, grp, gs, set, out); break;
+        case 5:  rpk16_cols(nblk, 5, grp, gs, set, out); break;
+        case 6:  rpk16_cols(nblk, 6, grp, gs, set, out); break;
+        case 7:  rpk16_cols(nblk, 7, grp, gs, set, out); break;
+        default: rpk16_cols(nblk, 8, grp, gs, set, out); break;
+    }
+}
+
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
     k->rp_q4_K = rp_q4_K_vnni;
+    k->rp16_q4_0 = rp16_q4_0_vnni;
+    k->rp16_q8_0 = rp16_q8_0_vnni;
+    k->rp16_q4_K = rp16_q4_K_vnni;
 }
 
 #endif // __x86_64__

@@ -546,3 +546,12 @@ ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enu
         default:             return NULL;
     }
 }
+
+ggml_x_rp16_kernel_t ggml_x_rp16_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_Q4_0: return k->rp16_q4_0;
+        case GGML_TYPE_Q8_0: return k->rp16_q8_0;
+        case GGML_TYPE_Q4_K: return k->rp16_q4_K;
+        default:             return NULL;
+    }
+}

@@ -67,6 +67,11 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * 
 // the set's column count), nblk blocks per row.
 typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 
+// Two groups at once: out[j*16 + r] = dot(row r of the 16 rows (the group at grp, then the one
+// at grp + gs), column j of set) for j < ncols (1..8).
+typedef void (*ggml_x_rp16_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set,
+                                     float * out);
+
 void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
@@ -74,6 +79,8 @@ void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, 
 // the kernel of a repacked type in a level's kernel table (gemm.h); NULL: not a repacked type
 struct ggml_x_gemm_kernels;
 ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type);
+// its 16-row kernel; NULL: none at this level
+ggml_x_rp16_kernel_t ggml_x_rp16_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type);
 
 #ifdef __cplusplus
 }
