@@ -8,9 +8,11 @@
 //
 // gelu and gelu_quick give what ggml's CPU backend gives, bit for bit: the function's value at
 // the input rounded to fp16, itself rounded to fp16 (a 65,536-entry table of each, built once),
-// and for gelu, 0 below -10 and x itself above 10. silu runs the row kernel of vec.h (in the
-// scalar kernel evaluated in double precision and rounded once, in the SIMD ones as
-// x / (1 + exp(-x)) with a float exp: within the conformance threshold of the reference's).
+// and for gelu, 0 below -10 and x itself above 10. In a graph that computes gradients (the node
+// or its input has a grad) they are the smooth functions instead, whose derivatives the backward
+// pass uses (a step function's finite differences would not match them): the row kernels of
+// vec.h, as silu always is (in the scalar kernels evaluated in double precision and rounded once,
+// in the SIMD ones with a float exp: within the conformance threshold of the reference's).
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
@@ -77,6 +79,8 @@ enum unary_kind {
     UN_SCALE,
     UN_CLAMP,
     UN_LEAKY_RELU,
+    UN_GELU_SMOOTH,       // gelu in a graph that computes gradients: the function itself
+    UN_GELU_QUICK_SMOOTH, // gelu_quick likewise
 };
 
 static bool unary_op_supports(const struct ggml_tensor * dst) {
@@ -117,6 +121,12 @@ static void unary_vec(int kind, int64_t n, float * y, const float * x, const flo
         case GGML_UNARY_OP_SILU:
             ggml_x_vec_kernels_active()->unary(GGML_X_VEC_SILU, n, y, x);
             break;
+        case UN_GELU_SMOOTH:
+            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_GELU, n, y, x);
+            break;
+        case UN_GELU_QUICK_SMOOTH:
+            ggml_x_vec_kernels_active()->unary(GGML_X_VEC_GELU_QUICK, n, y, x);
+            break;
         case UN_SQR:
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
             break;
@@ -154,6 +164,9 @@ static void unary_vec(int kind, int64_t n, float * y, const float * x, const flo
 
 static void unary_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, int kind) {
     const struct ggml_tensor * src0 = dst->src[0];
+    if ((kind == GGML_UNARY_OP_GELU || kind == GGML_UNARY_OP_GELU_QUICK) && (dst->grad != NULL || src0->grad != NULL)) {
+        kind = kind == GGML_UNARY_OP_GELU ? UN_GELU_SMOOTH : UN_GELU_QUICK_SMOOTH;
+    }
     float p[2] = { 0.0f, 0.0f };
     if (kind == UN_SCALE || kind == UN_CLAMP || kind == UN_LEAKY_RELU) {
         p[0] = ggml_x_get_op_params_f32(dst, 0);
