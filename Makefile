@@ -140,3 +140,4 @@ include mk/models.mk
 include mk/gram.mk
 include mk/rpc.mk
 include mk/server.mk
+include mk/train.mk
