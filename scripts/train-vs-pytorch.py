@@ -16,12 +16,28 @@ context 256, batch 8), 2 threads.
 """
 import argparse
 import math
+import os
 import statistics
+import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+
+def _threads_arg():
+    for i, a in enumerate(sys.argv):
+        if a in ("--threads", "-t") and i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "2"
+
+
+# Debian's torch calls the system BLAS (OpenBLAS with libopenblas0-pthread), whose own thread
+# count torch.set_num_threads does not set: fix it before the library loads
+os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_arg())
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class RMSNorm(nn.Module):

@@ -6,6 +6,7 @@
 #
 #   scripts/train-vs-pytorch.sh                  3 rounds of 10 steps each, 2 threads
 #   ROUNDS=5 STEPS=12 THREADS=2 scripts/train-vs-pytorch.sh
+#   PYTHON=...                                   the python with torch (default /usr/bin/python3: Debian's)
 #
 # Ours: `ggml-train -bench STEPS` (random tokens, median step after the first two). PyTorch:
 # scripts/train-vs-pytorch.py (python3-torch: `scripts/ci-install.sh torch`). Make target:
@@ -18,7 +19,8 @@ STEPS=${STEPS:-10}
 THREADS=${THREADS:-2}
 SHAPE=(-vocab 2048 -embd 256 -layers 4 -heads 8 -ctx 256 -batch 8)
 
-python3 -c 'import torch' 2>/dev/null || { echo "missing python3-torch: run scripts/ci-install.sh torch" >&2; exit 1; }
+PYTHON=${PYTHON:-$([ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+"$PYTHON" -c 'import torch' 2>/dev/null || { echo "missing python3-torch: run scripts/ci-install.sh torch" >&2; exit 1; }
 bin=$(mktemp -d)/ggml-train
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" ./cmd/ggml-train
@@ -27,7 +29,7 @@ rate() { sed -n 's/^bench: median step .* \([0-9][0-9]*\) tokens\/s$/\1/p' | tai
 ours=() theirs=()
 for r in $(seq "$ROUNDS"); do
 	o=$("$bin" -bench "$STEPS" "${SHAPE[@]}" -t "$THREADS" 2>&1 | rate)
-	p=$(python3 scripts/train-vs-pytorch.py --steps "$STEPS" --threads "$THREADS" \
+	p=$("$PYTHON" scripts/train-vs-pytorch.py --steps "$STEPS" --threads "$THREADS" \
 		--vocab 2048 --embd 256 --layers 4 --heads 8 --ctx 256 --batch 8 2>&1 | rate)
 	echo "round $r: ggml-train $o tokens/s, pytorch $p tokens/s"
 	ours+=("$o") theirs+=("$p")
