@@ -20,6 +20,8 @@
 # mk/metal.mk       the Metal backend's checks and emulator
 # mk/models.mk      the runner against llama.cpp's outputs (shared/models), also over RPC
 # mk/gram.mk, mk/rpc.mk, mk/server.mk  grammars, the RPC protocol, the OpenAI-compatible server
+# mk/ops-backends.mk the op table on the emulated CUDA and Metal devices (and a GPU)
+# mk/train.mk      training throughput against PyTorch (not in CI)
 
 CC      ?= cc
 CFLAGS  ?= -O2
@@ -141,3 +143,4 @@ include mk/gram.mk
 include mk/rpc.mk
 include mk/server.mk
 include mk/ops-backends.mk
+include mk/train.mk

@@ -5,7 +5,8 @@
 #
 #   scripts/ci-install.sh            everything .ci/run needs (what is already there is skipped)
 #   scripts/ci-install.sh GROUP...   only some groups: arm64 hbm valgrind clang metal models
-#                                    chromium cuda, or bench (OpenBLAS for make bench, not in CI)
+#                                    chromium cuda, or bench (OpenBLAS for make bench, not in CI),
+#                                    torch (not in CI)
 #
 # What each group is for:
 #   arm64     gcc/g++-aarch64-linux-gnu, qemu-user-static: make test-arm64, conformance-arm64,
@@ -20,6 +21,8 @@
 #             installed by that test into a temporary folder, not here)
 #   cuda      the CUDA 11.8 toolkit in /opt/ggml-cuda-11.8 (cuda/install-toolkit.sh): cuda-check
 #   bench     libopenblas-dev: the sgemm comparator of make bench-c
+#   torch     python3-torch, libopenblas0-pthread (without it torch runs on the reference BLAS,
+#             50 times slower): the PyTorch side of make train-vs-pytorch
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -44,6 +47,7 @@ for g in "${groups[@]}"; do
 	models) want+=(python3-numpy) ;;
 	chromium) want+=(chromium) ;;
 	bench) want+=(libopenblas-dev) ;;
+	torch) want+=(python3-torch libopenblas0-pthread) ;;
 	cuda) cuda=1 ;;
 	*) echo "ci-install: unknown group $g (see the header of $0)" >&2; exit 2 ;;
 	esac

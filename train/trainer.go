@@ -24,9 +24,9 @@ type Options struct {
 	GradClip     float32 // clip the gradient to this norm (default 1; negative: none)
 	Seed         uint64  // the batches of step k are drawn from a generator seeded by (Seed, k)
 	// Checkpointing builds the backward pass with gradient checkpointing at the block inputs
-	// (the blocks' forward passes are recomputed in the backward graph; same gradients). The
-	// Trainer gives every tensor of its graphs its own memory, so this costs compute and
-	// saves no memory yet: the saving needs a graph allocator that reuses memory.
+	// (the blocks' forward passes are recomputed in the backward graph; same gradients). It
+	// saves no memory yet: without it the graph's memory is reused by a graph allocator, but
+	// with it every tensor still gets its own (Trainer.GraphMemory reports both).
 	Checkpointing bool
 	// Progress, when set, is called after every step.
 	Progress func(Progress) `json:"-"`
@@ -106,6 +106,7 @@ type Trainer struct {
 	onehot   []float32   // targets buffer
 	ids      []int32     // inputs buffer
 	cbErr    error
+	inBuf    *ggml.Buffer // the graph's inputs (tokens, positions, mask, targets)
 	started  time.Time
 	runTok   int64 // tokens processed by this process
 	// the end times of the last steps (at most recentSteps+1), for the current rate
@@ -177,18 +178,8 @@ func (t *Trainer) build() error {
 	if buildErr != nil {
 		return buildErr
 	}
-	if t.buf, err = ggml.AllocContextTensorsFromBufferType(ctx, ggml.CPUBufferType()); err != nil {
+	if err := t.allocate(); err != nil {
 		return fmt.Errorf("train: allocating the training graph: %w", err)
-	}
-	// AllocContextTensors initialises a view only when its source was placed before it in
-	// the context; the recomputed nodes of gradient checkpointing create views before their
-	// sources, so those are initialised here.
-	for _, v := range ctx.Tensors() {
-		if !v.HasData() && v.ViewSrc() != nil && v.ViewSrc().HasData() {
-			if err := t.buf.InitView(v); err != nil {
-				return fmt.Errorf("train: allocating the training graph: %w", err)
-			}
-		}
 	}
 	pos := make([]int32, t.m.cfg.NCtx)
 	for i := range pos {
@@ -221,6 +212,98 @@ func (t *Trainer) build() error {
 	}
 	t.optim.SetCallback(t.callback)
 	return nil
+}
+
+// allocate gives the nodes of the backward graph (which holds the forward one) memory from
+// one buffer through a graph allocator, which reuses the memory of intermediate results once
+// their last consumer has run: the buffer holds what is alive at once, not every node, so
+// gradient checkpointing (whose forward results between checkpoints die early and are
+// recomputed) lowers it. The size is measured first.
+func (t *Trainer) allocate() error {
+	// the inputs first, in their own buffer: they are set once (positions, mask) or before
+	// every step, so their memory is never handed to another node
+	inputs := []*ggml.Tensor{t.fw.tokens, t.fw.pos, t.fw.mask, t.fw.targets}
+	bt := ggml.CPUBufferType()
+	var inSize uint64
+	for _, in := range inputs {
+		inSize += bt.AllocSize(in) + bt.Alignment()
+	}
+	var err error
+	if t.inBuf, err = bt.AllocBuffer(inSize); err != nil {
+		return err
+	}
+	inAlloc, err := ggml.NewTensorAllocator(t.inBuf)
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		if err := inAlloc.Alloc(in); err != nil {
+			inAlloc.Close()
+			return err
+		}
+	}
+	inAlloc.Close()
+	if t.opt.Checkpointing {
+		// every tensor its own memory: with memory reuse the recomputing graph computes wrong
+		// gradients (TestGradientCheckpointing), a fault not found yet
+		t.buf, err = ggml.AllocContextTensorsFromBufferType(t.ctx, bt)
+		if err != nil {
+			return err
+		}
+		return t.initViews()
+	}
+	measure, err := ggml.NewMeasureAllocatorFromBufferType(ggml.CPUBufferType())
+	if err != nil {
+		return err
+	}
+	ga, err := ggml.NewGraphAllocator()
+	if err != nil {
+		measure.Close()
+		return err
+	}
+	size, err := ga.AllocGraph(measure, t.gb)
+	measure.Close()
+	ga.Close()
+	if err != nil {
+		return err
+	}
+	if t.buf, err = ggml.CPUBufferType().AllocBuffer(size); err != nil {
+		return err
+	}
+	ta, err := ggml.NewTensorAllocator(t.buf)
+	if err != nil {
+		return err
+	}
+	defer ta.Close()
+	if ga, err = ggml.NewGraphAllocator(); err != nil {
+		return err
+	}
+	defer ga.Close()
+	if _, err := ga.AllocGraph(ta, t.gb); err != nil {
+		return err
+	}
+	return t.initViews()
+}
+
+// initViews gives a view whose source was placed after it its data pointer.
+func (t *Trainer) initViews() error {
+	for _, v := range t.ctx.Tensors() {
+		if !v.HasData() && v.ViewSrc() != nil && v.ViewSrc().HasData() {
+			if err := t.buf.InitView(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// GraphMemory returns the size in bytes of the buffer that holds the training graph's
+// intermediate results, gradients and inputs (not the weights or the optimizer state).
+func (t *Trainer) GraphMemory() uint64 {
+	if t.buf == nil {
+		return 0
+	}
+	return t.buf.Size()
 }
 
 // SetSteps changes the total number of steps of the run (and so the length of the cosine
@@ -472,6 +555,10 @@ func (t *Trainer) Close() error {
 	if t.buf != nil {
 		t.buf.Close()
 		t.buf = nil
+	}
+	if t.inBuf != nil {
+		t.inBuf.Close()
+		t.inBuf = nil
 	}
 	if t.ownModel {
 		t.m.Close()

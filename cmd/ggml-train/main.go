@@ -61,6 +61,7 @@ type config struct {
 	logEvery, evalBatches     int
 	maxTime, budget           time.Duration
 	resume                    bool
+	bench                     int
 	seed                      uint64
 }
 
@@ -95,6 +96,7 @@ func newFlags(c *config) *cli.FlagSet {
 	fs.Duration(&c.budget, "time", "D", 0, "fit the run into this much training time: after 20 steps the number of steps (at most --steps) is set from the measured speed (0: --steps as given)")
 	fs.String(&c.typ, "type", "TYPE", "q8_0", "also write the model with matrices of this type (f16, q8_0, q4_0, ...; empty: only F32)")
 	fs.Bool(&c.resume, "resume", false, "continue from the checkpoint in --out")
+	fs.Int(&c.bench, "bench", "N", 0, "only measure: train N steps on random tokens (no corpus, no files) and print the steady tokens/s")
 	fs.SetExtra("example: ggml-train -out run1 -embd 256 -layers 4 -ctx 256 -time 30m")
 	return fs
 }
@@ -121,6 +123,9 @@ func run(args []string, log io.Writer) error {
 		return err
 	}
 	defer ggml.WriteProfile(log) // GGML_X_PROFILE=1: the time per op of the graph computes
+	if c.bench > 0 {
+		return runBench(c, log)
+	}
 	var typ gguf.TensorType
 	if c.typ != "" {
 		var ok bool

@@ -265,6 +265,67 @@ static void dup_same_shape_f(const struct ggml_tensor * cc_src, struct ggml_tens
     }
 }
 
+// A transposing copy within one type of 4 or 2 bytes: dst dense along dim 0, src dense along
+// another dim q (a transposed or permuted view, e.g. the weights the backward pass of MUL_MAT
+// transposes). Copied in 32 x 32 tiles, so that the cache lines read from src are all used
+// before they are evicted, instead of one line per element. Returns false when it does not
+// apply.
+static bool dup_transpose_tiled(const struct ggml_tensor * src, struct ggml_tensor * dst, int ith, int nth) {
+    const size_t es = ggml_type_size(dst->type);
+    if (src->type != dst->type || (es != 4 && es != 2) || dst->nb[0] != es || src->nb[0] == es ||
+        src->data == dst->data) {
+        return false;
+    }
+    int q = -1;
+    for (int d = 1; d < 4 && q < 0; d++) {
+        if (src->nb[d] == es && src->ne[d] > 1) {
+            q = d;
+        }
+    }
+    if (q < 0) {
+        return false;
+    }
+    int od[2], k = 0;
+    for (int d = 1; d < 4; d++) {
+        if (d != q) {
+            od[k++] = d;
+        }
+    }
+    enum { TB = 32 };
+    const int64_t n0 = dst->ne[0], nq = dst->ne[q];
+    const int64_t t0 = (n0 + TB - 1) / TB, tq = (nq + TB - 1) / TB;
+    const int64_t ntiles = dst->ne[od[0]] * dst->ne[od[1]] * t0 * tq;
+    const size_t snb0 = src->nb[0];
+    int64_t ta, tb;
+    rowconv_split(ntiles, ith, nth, &ta, &tb);
+    for (int64_t t = ta; t < tb; t++) {
+        int64_t r = t;
+        const int64_t ti0 = r % t0;
+        r /= t0;
+        const int64_t tiq = r % tq;
+        r /= tq;
+        const int64_t j0 = r % dst->ne[od[0]], j1 = r / dst->ne[od[0]];
+        const char * sb = (const char *) src->data + j0 * src->nb[od[0]] + j1 * src->nb[od[1]];
+        char * db = (char *) dst->data + j0 * dst->nb[od[0]] + j1 * dst->nb[od[1]];
+        const int64_t i0a = ti0 * TB, i0b = GGML_X_MIN(i0a + TB, n0);
+        const int64_t iqa = tiq * TB, iqb = GGML_X_MIN(iqa + TB, nq);
+        for (int64_t iq = iqa; iq < iqb; iq++) {
+            char * drow = db + iq * dst->nb[q];
+            const char * scol = sb + iq * es;
+            if (es == 4) {
+                for (int64_t i0 = i0a; i0 < i0b; i0++) {
+                    ((uint32_t *) drow)[i0] = *(const uint32_t *) (scol + i0 * snb0);
+                }
+            } else {
+                for (int64_t i0 = i0a; i0 < i0b; i0++) {
+                    ((uint16_t *) drow)[i0] = *(const uint16_t *) (scol + i0 * snb0);
+                }
+            }
+        }
+    }
+    return true;
+}
+
 static void dup_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
     const enum ggml_type dtype = dst->type;
@@ -284,6 +345,9 @@ static void dup_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst
             return;
         }
         if (ggml_are_same_shape(src, dst)) {
+            if (dup_transpose_tiled(src, dst, cc->ith, cc->nth)) {
+                return;
+            }
             dup_same_shape_f(src, dst, cc->ith, cc->nth);
             return;
         }

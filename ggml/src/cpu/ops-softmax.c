@@ -109,7 +109,27 @@ const struct ggml_cpu_op ggml_cpu_op_soft_max = {
 // ---------------------------------------------------------------------------------------------
 // SOFT_MAX_BACK
 // SOFT_MAX_BACK (the gradient of SOFT_MAX, F32): dx = y * (dy - sum(dy * y)) per row; src0 = dy,
-// src1 = y. The sum is accumulated in double.
+// src1 = y. The sum is accumulated in double (four partial sums on dense rows).
+
+// one dense row: dx = y * (dy - sum(dy * y)), the products and the difference in double as in
+// the strided loop; the loops are plain so that the compiler vectorizes them
+static void soft_max_back_row(int64_t n, float * restrict d, const float * restrict dy, const float * restrict y) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += (double) dy[i + 0] * (double) y[i + 0];
+        s1 += (double) dy[i + 1] * (double) y[i + 1];
+        s2 += (double) dy[i + 2] * (double) y[i + 2];
+        s3 += (double) dy[i + 3] * (double) y[i + 3];
+    }
+    for (; i < n; i++) {
+        s0 += (double) dy[i] * (double) y[i];
+    }
+    const double dot = (s0 + s1) + (s2 + s3);
+    for (i = 0; i < n; i++) {
+        d[i] = (float) ((double) y[i] * ((double) dy[i] - dot));
+    }
+}
 
 static void soft_max_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * dy = dst->src[0];
@@ -117,10 +137,15 @@ static void soft_max_back_forward(const struct ggml_cpu_ctx * cc, struct ggml_te
     const int64_t ne0 = dst->ne[0];
     int64_t ir0, ir1;
     rowconv_split(ggml_nrows(dst), cc->ith, cc->nth, &ir0, &ir1);
+    const bool dense = dst->nb[0] == sizeof(float) && dy->nb[0] == sizeof(float) && y->nb[0] == sizeof(float);
     for (int64_t ir = ir0; ir < ir1; ir++) {
         const char * gr = rowconv_row_flat(dy, ir);
         const char * yr = rowconv_row_flat(y, ir);
         char * d = rowconv_row_flat(dst, ir);
+        if (dense && (const char *) d != gr && (const char *) d != yr) {
+            soft_max_back_row(ne0, (float *) d, (const float *) gr, (const float *) yr);
+            continue;
+        }
         double dot = 0.0;
         for (int64_t i0 = 0; i0 < ne0; i0++) {
             dot += (double) ROWCONV_F32_AT(dy, i0, gr) * (double) ROWCONV_F32_AT(y, i0, yr);
