@@ -28,9 +28,9 @@ type Options struct {
 	GradClip     float32 // clip the gradient to this norm (default 1; negative: none)
 	Seed         uint64  // the batches of step k are drawn from a generator seeded by (Seed, k)
 	// Checkpointing builds the backward pass with gradient checkpointing at the block inputs
-	// (the blocks' forward passes are recomputed in the backward graph; same gradients). The
-	// Trainer gives every tensor of its graphs its own memory, so this costs compute and
-	// saves no memory yet: the saving needs a graph allocator that reuses memory.
+	// (the blocks' forward passes are recomputed in the backward graph; same gradients). It
+	// saves no memory yet: without it the graph's memory is reused by a graph allocator, but
+	// with it every tensor still gets its own (Trainer.GraphMemory reports both).
 	Checkpointing bool
 	// Progress, when set, is called after every step.
 	Progress func(Progress) `json:"-"`
@@ -190,6 +190,14 @@ func (Progress) String() (r0 string) {
 func NewTrainer(m *Model, data []int32, opt Options) (r0 *Trainer, r1 error) {
 	r1 = noCgo("NewTrainer")
 	return
+}
+
+// GraphMemory returns the size in bytes of the buffer that holds the training graph's
+// intermediate results, gradients and inputs (not the weights or the optimizer state).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Trainer) GraphMemory() (r0 uint64) {
+	panic(noCgo("Trainer.GraphMemory"))
 }
 
 // SetSteps changes the total number of steps of the run (and so the length of the cosine
