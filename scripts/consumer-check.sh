@@ -49,7 +49,7 @@ cp "$root/scripts/consumer/every.go.txt" every.go
     echo "package main"
     echo
     echo "import ("
-    (cd "$root" && $go list -f '{{if or .GoFiles .CgoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v -e '/cmd/' -e '/internal/' -e '/build/' -e '/ggml/ggml/' -e '/csrc$' -e '/tests$' -e '/cuda' -e '/metal') |
+    (cd "$root" && $go list -f '{{if and (ne .Name "main") (or .GoFiles .CgoFiles)}}{{.ImportPath}}{{end}}' ./... | grep -v -e '/cmd/' -e '/internal/' -e '/ggml/ggml/' -e '/csrc$' -e '/tests$' -e '/cuda' -e '/metal') |
         sed 's/.*/\t_ "&"/'
     echo ")"
 } > imports.go
