@@ -191,9 +191,10 @@ func (st *goBufType) newBuffer(op string, impl BufferImpl, size uint64) (*Buffer
 	return newOwnedBuffer(c), nil
 }
 
-// goBufTypeOf returns the Go state of a Go-implemented buffer type (nil for others).
+// goBufTypeOf returns the Go state of a Go-implemented buffer type (nil for others, and for a
+// closed one: its C object may be freed already).
 func goBufTypeOf(bt *BufferType) *goBufType {
-	if bt == nil || bt.c == nil || !bool(C.ggml_go_buft_is_go(bt.c)) {
+	if bt == nil || bt.c == nil || (bt.ref != nil && bt.ref.released()) || !bool(C.ggml_go_buft_is_go(bt.c)) {
 		return nil
 	}
 	return cgo.Handle(bt.c.context).Value().(*goBufType)
