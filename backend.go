@@ -22,6 +22,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -34,6 +35,23 @@ type Backend struct {
 	c    C.ggml_backend_t
 	ref  *nativeRef // nil for a borrowed backend (owned elsewhere, e.g. by a scheduler)
 	busy inUse
+
+	plansMu sync.Mutex
+	plans   map[*nativeRef]struct{} // the live graph plans, freed by Close before the backend
+}
+
+// closePlans frees the backend's live graph plans (they need the backend to be freed).
+func (b *Backend) closePlans() {
+	b.plansMu.Lock()
+	refs := make([]*nativeRef, 0, len(b.plans))
+	for r := range b.plans {
+		refs = append(refs, r)
+	}
+	b.plans = nil
+	b.plansMu.Unlock()
+	for _, r := range refs {
+		r.release()
+	}
 }
 
 // enter checks b and marks it in use by op (for methods that return an error); the caller
@@ -175,6 +193,9 @@ func (b *Backend) Close() error {
 		return err
 	}
 	defer b.busy.leave()
+	if b.ref != nil && !b.ref.released() {
+		b.closePlans()
+	}
 	b.ref.release()
 	return nil
 }
@@ -340,11 +361,24 @@ func (b *Backend) NewPlan(g *Graph) (*GraphPlan, error) {
 	plan := C.ggml_backend_graph_plan_t(r.p)
 	p := &GraphPlan{c: plan, backend: b, graph: g}
 	// the closure holds b, so the backend outlives the plan's safety-net cleanup
-	p.ref = newNativeRef(p, "graph plan", func() {
+	var ref *nativeRef
+	ref = newNativeRef(p, "graph plan", func() {
+		b.plansMu.Lock()
+		delete(b.plans, ref)
+		b.plansMu.Unlock()
 		if !b.ref.released() {
 			C.ggml_backend_graph_plan_free(b.c, plan)
 		}
 	})
+	p.ref = ref
+	if b.ref != nil {
+		b.plansMu.Lock()
+		if b.plans == nil {
+			b.plans = map[*nativeRef]struct{}{}
+		}
+		b.plans[ref] = struct{}{}
+		b.plansMu.Unlock()
+	}
 	return p, nil
 }
 
