@@ -96,8 +96,10 @@ vet:
 	$(GO) vet ./...
 
 # the package must still compile (and explain itself) without cgo
+# every package, and every test, compiles without cgo
 nocgo:
 	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) vet ./...
 
 # -short: a slow test (one that asks testing.Short()) skips or shortens itself here; make
 # test-slow runs those tests in full (tools/slowtests lists them), and .ci/run runs both

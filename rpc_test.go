@@ -3,49 +3,17 @@
 package ggml_test
 
 import (
-	"net"
 	"testing"
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/rpctest"
 )
 
 // startRPCServer serves a 1-thread CPU backend on 127.0.0.1 for the test's duration.
 func startRPCServer(t testing.TB, opts ...ggml.RPCServerOption) string {
 	t.Helper()
-	return startRPCServerThreads(t, 1, opts...)
-}
-
-// startRPCServerThreads serves a CPU backend of n threads on 127.0.0.1 for the test's duration.
-func startRPCServerThreads(t testing.TB, n int, opts ...ggml.RPCServerOption) string {
-	t.Helper()
-	cpu, err := ggml.NewCPU(ggml.WithThreads(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := ggml.NewRPCServer(cpu, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("Serve did not return after Close")
-		}
-		cpu.Close()
-	})
-	return ln.Addr().String()
+	return rpctest.Serve(t, 1, opts...)
 }
 
 // checkLive fails the test when native objects outlive it.

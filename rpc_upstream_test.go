@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/rpctest"
 )
 
 // Graphs as upstream's client (llama.cpp of 2026) sends them, computed by our server and checked
@@ -827,7 +828,7 @@ func (l *wireLayer) step(t *testing.T, x []float32, pos []int32, filledUpTo int3
 
 func TestRPCUpstreamLlamaLayer(t *testing.T) {
 	for _, threads := range []int{1, 3} {
-		addr := startRPCServerThreads(t, threads)
+		addr := rpctest.Serve(t, threads)
 		r := rand.New(rand.NewSource(6))
 		lw := newLayerWeights(r)
 		ref := &layerRef{w: lw}

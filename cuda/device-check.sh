@@ -114,7 +114,7 @@ run_step() {
         ;;
     conformance)
         [ -n "$conf" ] || { echo "no conformance suite (../shared/conformance or $devtools/conformance)"; return 1; }
-        sh scripts/conformance-cuda.sh "$cudalib" "$cudaldlibs" "$conf"
+        sh scripts/conformance-device.sh CUDA0 cuda/tests/conform-shim.c "$cudalib" "" "$cudaldlibs" "$conf"
         ;;
     bench)
         if [ "$EMU" = 1 ]; then

@@ -129,7 +129,7 @@ cuda-home:
 # the public conformance suite computed on CUDA0 (a GPU) against the reference outputs
 .PHONY: conformance-cuda
 conformance-cuda: lib cuda
-	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH sh scripts/conformance-cuda.sh $(CUDA_BUILD)/libggml-cuda.a "$(CUDA_LDLIBS)" $(CONFORMANCE)
+	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH sh scripts/conformance-device.sh CUDA0 cuda/tests/conform-shim.c $(CUDA_BUILD)/libggml-cuda.a "" "$(CUDA_LDLIBS)" $(CONFORMANCE)
 
 test-cuda: cuda $(CUDA_BUILD)/bin/test-cuda
 	LD_LIBRARY_PATH=$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH ./$(CUDA_BUILD)/bin/test-cuda
@@ -171,9 +171,9 @@ $(CUDA_EMU_BUILD)/bin/bench-cuda: cuda/tests/bench-cuda.c $(CUDA_EMU_LIB) $(BUIL
 .PHONY: conformance-cuda-emu
 # (twice: threads and blocks in order, then in reverse order)
 conformance-cuda-emu: lib $(CUDA_EMU_LIB)
-	GGML_CUDA_EMU_QUIET=1 sh scripts/conformance-cuda.sh $(CUDA_EMU_LIB) "$(CUDA_EMU_LDLIBS)" $(CONFORMANCE)
+	GGML_CUDA_EMU_QUIET=1 sh scripts/conformance-device.sh CUDA0 cuda/tests/conform-shim.c $(CUDA_EMU_LIB) "" "$(CUDA_EMU_LDLIBS)" $(CONFORMANCE)
 	GGML_CUDA_EMU_QUIET=1 GGML_CUDA_EMU_SCHEDULE=reverse \
-		sh scripts/conformance-cuda.sh $(CUDA_EMU_LIB) "$(CUDA_EMU_LDLIBS)" $(CONFORMANCE)
+		sh scripts/conformance-device.sh CUDA0 cuda/tests/conform-shim.c $(CUDA_EMU_LIB) "" "$(CUDA_EMU_LDLIBS)" $(CONFORMANCE)
 
 # the library's checksum goes into CGO_CFLAGS: Go's build cache does not look at linked archives
 test-cuda-emu: lib $(CUDA_EMU_LIB) $(CUDA_EMU_BUILD)/bin/test-emu $(CUDA_EMU_BUILD)/bin/test-cuda

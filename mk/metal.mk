@@ -47,6 +47,6 @@ test-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_EMU_BUILD)/bin/test-meta
 	@$(MAKE) --no-print-directory test-ops-metal-emu
 
 conformance-metal-emu: metal-deps lib $(METAL_EMU_LIB) $(METAL_SOURCE_OBJ)
-	sh scripts/conformance-metal.sh $(METAL_EMU_LIB) "$(METAL_SOURCE_OBJ)" "$(METAL_EMU_LDLIBS)" $(CONFORMANCE)
+	sh scripts/conformance-device.sh Metal metal/tests/conform-shim.c $(METAL_EMU_LIB) "$(METAL_SOURCE_OBJ)" "$(METAL_EMU_LDLIBS)" $(CONFORMANCE)
 
 # the areas kept in mk/

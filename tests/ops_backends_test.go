@@ -3,7 +3,6 @@ package tests
 import (
 	"fmt"
 	"math"
-	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/rpctest"
 	"github.com/ggml-go/ggml/internal/testbackend"
 )
 
@@ -62,7 +62,7 @@ func opBackends() []opBackend {
 	var addr string // the in-process server, started by the first case for the whole backend
 	out = append(out, opBackend{name: "RPC", exact: true, times: 2, fresh: true, open: func(t *testing.T) *ggml.Backend {
 		if addr == "" {
-			addr = startInProcessRPC(t)
+			addr = rpctest.Serve(t, 1, ggml.WithRPCServerLog(t.Logf))
 		}
 		b, err := ggml.NewRPC(addr, ggml.WithRPCTimeout(30*time.Second))
 		require.NoError(t, err)
@@ -70,32 +70,6 @@ func opBackends() []opBackend {
 		return b
 	}})
 	return out
-}
-
-// startInProcessRPC serves a 1-thread CPU backend over RPC on 127.0.0.1 until t ends and
-// returns its address. The server's messages go to t's log.
-func startInProcessRPC(t *testing.T) string {
-	cpu, err := ggml.NewCPU(ggml.WithThreads(1))
-	require.NoError(t, err)
-	srv, err := ggml.NewRPCServer(cpu, ggml.WithRPCServerLog(t.Logf))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("RPC Serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("RPC Serve did not return after Close")
-		}
-		cpu.Close()
-	})
-	return ln.Addr().String()
 }
 
 // TestOpsEveryBackend computes the op table on every backend and compares it with the CPU:

@@ -1,7 +1,7 @@
 // conform-shim.c - runs the op-conformance harness (../shared/conformance, which computes on
 // ggml_backend_cpu_init()) on CUDA0 instead: linked with -Wl,--wrap=ggml_backend_cpu_init and
 // -Wl,--wrap=ggml_backend_cpu_set_n_threads, the harness's calls land here
-// (scripts/conformance-cuda.sh, make conformance-cuda-emu).
+// (scripts/conformance-device.sh, make conformance-cuda-emu).
 
 #include "ggml-backend.h"
 #include "ggml-cuda.h"

@@ -20,9 +20,6 @@ import (
 	"github.com/ggml-go/ggml"
 )
 
-// Name is the backend's name (and its registry name after Register).
-const Name = "Test"
-
 // New creates a Test backend whose internal CPU backend uses threads threads (< 1: 1)
 // (testbackend_init). Close it like any backend.
 func New(threads int) (*ggml.Backend, error) {
@@ -52,16 +49,6 @@ func Reject(b *ggml.Backend, op ggml.Op, reject bool) {
 // Register adds "Test" to the backend registry (once; params "threads=N").
 func Register() {
 	C.testbackend_register()
-}
-
-// Stats are the process-wide counters of the Test backend (struct testbackend_stats).
-type Stats struct {
-	Sets, Gets, Copies                int64 // set/get/cpy_tensor calls on Test buffers
-	SetsAsync, GetsAsync, CopiesAsync int64 // the asynchronous variants
-	GraphComputes                     int64 // graph_compute calls
-	Nodes                             int64 // nodes computed (views excluded)
-	Buffers                           int64 // Test buffers alive
-	BufferResets                      int64 // reset calls on Test buffers
 }
 
 // GetStats returns the current counters.

@@ -1,7 +1,7 @@
 // conform-shim.c - runs the op-conformance harness (../shared/conformance, which computes on
 // ggml_backend_cpu_init()) on the Metal backend instead: linked with
 // -Wl,--wrap=ggml_backend_cpu_init and -Wl,--wrap=ggml_backend_cpu_set_n_threads, the harness's
-// calls land here (scripts/conformance-metal.sh, make conformance-metal-emu).
+// calls land here (scripts/conformance-device.sh, make conformance-metal-emu).
 
 #include "ggml-backend.h"
 #include "ggml-metal.h"

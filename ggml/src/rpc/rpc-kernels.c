@@ -22,6 +22,18 @@ static void split(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {
     *r1 = n * (ith + 1) / nth;
 }
 
+// thread ith's share [*r0, *r1) of the rows (ne[1] * ne[2] * ne[3]) of t
+static void thread_rows(const struct ggml_tensor * t, int ith, int nth, int64_t * r0, int64_t * r1) {
+    split(t->ne[1] * t->ne[2] * t->ne[3], ith, nth, r0, r1);
+}
+
+// the indices (i1, i2, i3) of row r of t
+static inline void row_index(const struct ggml_tensor * t, int64_t r, int64_t * i1, int64_t * i2, int64_t * i3) {
+    *i1 = r % t->ne[1];
+    *i2 = (r / t->ne[1]) % t->ne[2];
+    *i3 = r / (t->ne[1] * t->ne[2]);
+}
+
 static inline char * row3(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
     return (char *) t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
@@ -74,12 +86,12 @@ static float glu_one(const struct rpc_kparams * k, float x, float g) {
 static void glu_rows(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b, int ith,
                      int nth, const struct rpc_kparams * k) {
     const int64_t n = dst->ne[0];
-    const int64_t nr = dst->ne[1] * dst->ne[2] * dst->ne[3];
     const bool swapped = k->p[1] != 0;
     int64_t r0, r1;
-    split(nr, ith, nth, &r0, &r1);
+    thread_rows(dst, ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % dst->ne[1], i2 = (r / dst->ne[1]) % dst->ne[2], i3 = r / (dst->ne[1] * dst->ne[2]);
+        int64_t i1, i2, i3;
+        row_index(dst, r, &i1, &i2, &i3);
         const float * pa = (const float *) row3(a, i1, i2, i3);
         const float * x;
         const float * g;
@@ -114,14 +126,13 @@ void rpc_k_set_rows(struct ggml_tensor * dst, const struct ggml_tensor * dest, c
     (void) dest;
     const struct rpc_kparams * k = ud;
     const int64_t n = src->ne[0];
-    const int64_t n_rows = src->ne[1];
-    const int64_t nr = n_rows * src->ne[2] * src->ne[3];
     // idx is an I32 tensor, or an I64 one stored as bytes (ne[0] counts bytes then)
     const int64_t idx_nb0 = k->elt_bytes == 8 ? 8 : (int64_t) idx->nb[0];
     int64_t r0, r1;
-    split(nr, ith, nth, &r0, &r1);
+    thread_rows(src, ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i = r % n_rows, i2 = (r / n_rows) % src->ne[2], i3 = r / (n_rows * src->ne[2]);
+        int64_t i, i2, i3;
+        row_index(src, r, &i, &i2, &i3);
         const char * pi = (const char *) idx->data + i * idx_nb0 + (i2 % idx->ne[1]) * idx->nb[1] +
                           (i3 % idx->ne[2]) * idx->nb[2];
         int64_t row;
@@ -169,11 +180,11 @@ void rpc_k_soft_max(struct ggml_tensor * dst, const struct ggml_tensor * a, cons
     const float max_bias = f32_param(k, 1);
     const struct ggml_tensor * sinks = dst->src[3];
     const int64_t n = a->ne[0];
-    const int64_t nr = a->ne[1] * a->ne[2] * a->ne[3];
     int64_t r0, r1;
-    split(nr, ith, nth, &r0, &r1);
+    thread_rows(a, ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % a->ne[1], i2 = (r / a->ne[1]) % a->ne[2], i3 = r / (a->ne[1] * a->ne[2]);
+        int64_t i1, i2, i3;
+        row_index(a, r, &i1, &i2, &i3);
         const float slope = rpc_alibi_slope(max_bias, (int) i2, (int) a->ne[2]);
         const float * x = (const float *) row3(a, i1, i2, i3);
         const char * m = mask ? row3(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
@@ -219,11 +230,11 @@ void rpc_k_scale(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith
     const struct rpc_kparams * k = ud;
     const float s = f32_param(k, 0), b = f32_param(k, 1);
     const int64_t n = a->ne[0];
-    const int64_t nr = a->ne[1] * a->ne[2] * a->ne[3];
     int64_t r0, r1;
-    split(nr, ith, nth, &r0, &r1);
+    thread_rows(a, ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % a->ne[1], i2 = (r / a->ne[1]) % a->ne[2], i3 = r / (a->ne[1] * a->ne[2]);
+        int64_t i1, i2, i3;
+        row_index(a, r, &i1, &i2, &i3);
         const float * x = (const float *) row3(a, i1, i2, i3);
         float * y = (float *) row3(dst, i1, i2, i3);
         for (int64_t j = 0; j < n; j++) {
@@ -258,11 +269,11 @@ static float unary_one(int kind, float x) {
 void rpc_k_unary(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith, int nth, void * ud) {
     const struct rpc_kparams * k = ud;
     const int64_t n = a->ne[0];
-    const int64_t nr = a->ne[1] * a->ne[2] * a->ne[3];
     int64_t r0, r1;
-    split(nr, ith, nth, &r0, &r1);
+    thread_rows(a, ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % a->ne[1], i2 = (r / a->ne[1]) % a->ne[2], i3 = r / (a->ne[1] * a->ne[2]);
+        int64_t i1, i2, i3;
+        row_index(a, r, &i1, &i2, &i3);
         const float * x = (const float *) row3(a, i1, i2, i3);
         float * y = (float *) row3(dst, i1, i2, i3);
         for (int64_t j = 0; j < n; j++) {
