@@ -1,8 +1,9 @@
 package grammar
 
 // JSONGrammar is GBNF for any JSON value (RFC 8259), with the whitespace policy of this
-// package: between tokens, at most 20 characters of space, tab or newline (so a model
-// cannot loop on whitespace forever). Numbers allow at most 16 integer digits.
+// package: between tokens nothing, one space, or one newline and at most 20 spaces or tabs
+// of indentation (so a model can pretty-print but cannot loop or dawdle on whitespace).
+// Numbers allow at most 16 integer digits.
 const JSONGrammar = `# any JSON value
 root   ::= ws value ws
 value  ::= object | array | string | number | "true" | "false" | "null"
@@ -15,7 +16,7 @@ number ::= "-"? int frac? exp?
 int    ::= "0" | [1-9] [0-9]{0,15}
 frac   ::= "." [0-9]+
 exp    ::= [eE] [-+]? [0-9]+
-ws     ::= [ \t\n]{0,20}
+ws     ::= ( " " | "\n" [ \t]{0,20} )?
 `
 
 // JSONObjectGrammar is GBNF for a JSON object (JSON mode): JSONGrammar with an object at
@@ -32,7 +33,7 @@ number ::= "-"? int frac? exp?
 int    ::= "0" | [1-9] [0-9]{0,15}
 frac   ::= "." [0-9]+
 exp    ::= [eE] [-+]? [0-9]+
-ws     ::= [ \t\n]{0,20}
+ws     ::= ( " " | "\n" [ \t]{0,20} )?
 `
 
 var (

@@ -50,7 +50,8 @@
 //
 // JSONGrammar and JSON() give any JSON value, JSONObjectGrammar and JSONObject() any JSON
 // object ("JSON mode"). JSONSchemaGBNF and FromJSONSchema convert a JSON Schema; see
-// JSONSchemaGBNF for the supported keywords. Whitespace policy of all of them: up to 20
-// spaces, tabs or newlines where JSON allows whitespace, so a model cannot loop on
-// whitespace.
+// JSONSchemaGBNF for the supported keywords. Whitespace policy of all of them, where JSON
+// allows whitespace: nothing, one space, or one newline followed by up to 20 spaces or tabs
+// (llama.cpp's policy too): pretty-printed output fits, but a model cannot loop on
+// whitespace, nor spend its token budget on blank lines.
 package grammar

@@ -81,7 +81,7 @@ func ExampleJSONSchemaGBNF() {
 	fmt.Println(g.Match(`{"name": "x", "ok": true}`), g.Match(`{"ok": true}`))
 	// Output:
 	// root ::= ws root-value ws
-	// ws ::= [ \t\n]{0,20}
+	// ws ::= ( " " | "\n" [ \t]{0,20} )?
 	// string ::= "\"" char* "\""
 	// char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
 	// root-value-name-kv ::= "\"name\"" ws ":" ws string

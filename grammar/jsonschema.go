@@ -58,7 +58,7 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 
 // primitive rules, added to a schema's grammar when used
 var schemaPrimitives = map[string]string{
-	"ws":         `[ \t\n]{0,20}`,
+	"ws":         `( " " | "\n" [ \t]{0,20} )?`,
 	"value":      `object | array | string | number | boolean | null`,
 	"object":     `"{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* ws )? "}"`,
 	"array":      `"[" ws ( value ( ws "," ws value )* ws )? "]"`,
