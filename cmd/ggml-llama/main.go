@@ -34,6 +34,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/ggml-go/ggml"
 )
 
 // commands maps a sub-command to its function.
@@ -64,7 +66,9 @@ Run "ggml-llama COMMAND -h" for the flags of a command.
 `
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	code := run(os.Args[1:])
+	ggml.WriteProfile(stderr) // GGML_X_PROFILE=1 or 2: the CPU engine's time per op, at exit
+	os.Exit(code)
 }
 
 // run executes the command line and returns the exit status.

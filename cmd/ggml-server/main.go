@@ -28,13 +28,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/internal/defaultmodel"
 	"github.com/ggml-go/ggml/llama"
 	"github.com/ggml-go/ggml/server"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	ggml.WriteProfile(os.Stderr) // GGML_X_PROFILE=1 or 2: the CPU engine's time per op, at exit
+	os.Exit(code)
+}
 
 type options struct {
 	model, host, apiKey, alias string
