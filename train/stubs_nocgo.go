@@ -195,7 +195,8 @@ func NewTrainer(m *Model, data []int32, opt Options) (r0 *Trainer, r1 error) {
 }
 
 // GraphMemory returns the size in bytes of the buffer that holds the training graph's
-// intermediate results, gradients and inputs (not the weights or the optimizer state).
+// intermediate results and gradients (not the inputs, which have a buffer of their own: tokens,
+// positions, mask and one-hot targets; nor the weights or the optimizer state).
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Trainer) GraphMemory() (r0 uint64) {

@@ -304,7 +304,8 @@ func (t *Trainer) initViews() error {
 }
 
 // GraphMemory returns the size in bytes of the buffer that holds the training graph's
-// intermediate results, gradients and inputs (not the weights or the optimizer state).
+// intermediate results and gradients (not the inputs, which have a buffer of their own: tokens,
+// positions, mask and one-hot targets; nor the weights or the optimizer state).
 func (t *Trainer) GraphMemory() uint64 {
 	if t.buf == nil {
 		return 0
