@@ -357,13 +357,13 @@ size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tens
 //
 // First the graph's inputs without memory get some: sources that no node computes (leafs, not
 // views, that no node writes through a view as CPY does), whose values the caller sets before
-// the compute. They get it before any node and keep
-// it for the whole pass (it is never handed to another tensor), so that no node computed before
-// or after their last reader overwrites what the caller set: placed at their first reader, they
-// could land in memory of a node that died earlier (whose compute then overwrote the value set,
-// e.g. the seed gradient of a backward graph whose forward values die early, as with gradient
-// checkpointing), and a value set once for several computes (gradients zeroed by
-// ggml_graph_reset) would not survive a later node reusing it.
+// the compute. They get it before any node and keep it for the whole pass (it is never handed
+// to another tensor), so that no node computed before or after their last reader overwrites
+// what the caller set: placed at their first reader, they could land in memory of a node that
+// died earlier (whose compute then overwrote the value set, e.g. the seed gradient of a backward
+// graph whose forward values die early, as with gradient checkpointing), and a value set once
+// for several computes (gradients zeroed by ggml_graph_reset) would not survive a later node
+// reusing it.
 // Then it walks the nodes in order (or in the parse sequence). Before a node, its sources get
 // memory (views of inputs: usually placed here); then the node itself: a view takes its
 // source's memory, an op that can work in place takes over the memory of a source it is the
