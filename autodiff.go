@@ -90,8 +90,10 @@ func (ctx *Context) BuildBackward(gf *Graph, keep bool) *Graph {
 
 // BuildBackwardCheckpointing builds into gb a backward pass of gf that keeps only the
 // checkpoints' forward values and recomputes the nodes between them when it needs them
-// (ggml_build_backward_gradient_checkpointing): less memory for a little more compute. gbTmp is
-// scratch of gb's size. With no checkpoints gb is the plain backward graph.
+// (ggml_build_backward_gradient_checkpointing): less memory for a little more compute, once a
+// graph allocator (GraphAllocator) places gb and reuses the memory of values no later node
+// reads; gb finishes one segment (its params' gradients included) before it recomputes the
+// next. gbTmp is scratch of gb's size. With no checkpoints gb is the plain backward graph.
 func (ctx *Context) BuildBackwardCheckpointing(gf, gb, gbTmp *Graph, checkpoints ...*Tensor) {
 	const op = "BuildBackwardCheckpointing"
 	cps := make([]*C.struct_ggml_tensor, len(checkpoints)+1)

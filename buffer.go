@@ -567,7 +567,9 @@ func (ga *GraphAllocator) Close() error {
 }
 
 // AllocGraph gives memory from ta to every node of g that has no data, reusing memory of
-// intermediate results (ggml_gallocr_alloc_graph). It returns the largest extent of ta's
+// intermediate results (ggml_gallocr_alloc_graph). A source without data that no node
+// computes (an input nobody placed) gets memory before any node and keeps it for the whole
+// graph, so values set in it before a compute survive. It returns the largest extent of ta's
 // buffer used, which is the buffer size needed when ta only measures (then the nodes get no
 // memory).
 func (ga *GraphAllocator) AllocGraph(ta *TensorAllocator, g *Graph) (_ uint64, err error) {

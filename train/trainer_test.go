@@ -157,22 +157,84 @@ func TestResumeIsExact(t *testing.T) {
 	}
 }
 
+// gradients evaluates the gradient of every weight of tr's model on the batch of step 0.
+func gradients(t *testing.T, tr *Trainer) [][]float32 {
+	t.Helper()
+	require.NoError(t, tr.setBatch(tr.data, tr.batchOffsets(0)))
+	require.NoError(t, tr.ctx.ComputeGradients(tr.gf, tr.gb, tr.fw.loss, tr.opt.Threads))
+	var g [][]float32
+	for _, w := range tr.m.weights {
+		v, err := w.Grad().Float32()
+		require.NoError(t, err)
+		g = append(g, v)
+	}
+	return g
+}
+
+// assertSameGradients checks that two evaluations of the weights' gradients agree to float
+// rounding: per weight, the largest difference is at most tol times the largest |gradient|.
+func assertSameGradients(t *testing.T, tr *Trainer, want, got [][]float32, tol float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Len(t, got[i], len(want[i]))
+		var scale, diff float64
+		for j := range want[i] {
+			scale = math.Max(scale, math.Abs(float64(want[i][j])))
+			diff = math.Max(diff, math.Abs(float64(got[i][j]-want[i][j])))
+		}
+		require.Greater(t, scale, 0.0, "gradient of %s", tr.m.weights[i].Name())
+		assert.LessOrEqual(t, diff, tol*scale, "gradient of %s: max difference %.3g, max |gradient| %.3g",
+			tr.m.weights[i].Name(), diff, scale)
+	}
+}
+
 // Gradient checkpointing recomputes the blocks' forward passes in the backward graph; the
-// gradients, and so the training trajectory, are those of the plain backward pass.
+// gradients, and so the training trajectory, are those of the plain backward pass, and those
+// of the same graph with every tensor in its own memory (the graph allocator reuses memory
+// only where no later node reads it).
 func TestGradientCheckpointing(t *testing.T) {
 	checkLive(t)
 	opt := Options{Steps: 6, Batch: 2, LearningRate: 3e-3, Seed: 4}
 	plain, _ := newTiny(t, opt, 4)
-	require.NoError(t, plain.Train(6))
 	opt.Checkpointing = true
 	ckpt, _ := newTiny(t, opt, 4)
+	allocEveryTensor = true
+	own, _ := newTiny(t, opt, 4)
+	allocEveryTensor = false
 	assert.Greater(t, ckpt.gb.Len(), plain.gb.Len(), "the recomputation adds nodes")
+
+	want := gradients(t, plain)
+	assertSameGradients(t, ckpt, want, gradients(t, own), 1e-5)
+	assertSameGradients(t, ckpt, want, gradients(t, ckpt), 1e-5)
+
+	require.NoError(t, plain.Train(6))
 	require.NoError(t, ckpt.Train(6))
 	a, b := plain.Losses(), ckpt.Losses()
 	require.Len(t, b, len(a))
 	for i := range a {
 		assert.InDelta(t, a[i], b[i], 1e-4, "step %d", i)
 	}
+}
+
+// Gradient checkpointing lowers the training graph's memory: the recomputed values of one
+// block live at a time instead of every block's forward values.
+func TestGradientCheckpointingSavesMemory(t *testing.T) {
+	checkLive(t)
+	v, _, data := tinySetup(t, 320)
+	cfg := Config{NEmbd: 64, NLayer: 6, NHead: 4, NFF: 128, NCtx: 64}
+	mem := map[bool]uint64{}
+	for _, ck := range []bool{false, true} {
+		m, err := NewModel(cfg, v, 1)
+		require.NoError(t, err)
+		tr, err := NewTrainer(m, data, Options{Steps: 1, Batch: 4, Checkpointing: ck})
+		require.NoError(t, err)
+		mem[ck] = tr.GraphMemory()
+		tr.Close()
+		m.Close()
+	}
+	t.Logf("graph memory: %.2f MiB plain, %.2f MiB with checkpointing", float64(mem[false])/(1<<20), float64(mem[true])/(1<<20))
+	assert.Less(t, mem[true], mem[false]/2)
 }
 
 func TestTrainerErrors(t *testing.T) {

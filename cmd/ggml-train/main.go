@@ -86,7 +86,7 @@ func newFlags(c *config) *cli.FlagSet {
 	fs.Int(&c.opt.Threads, "t,threads", "N", 2, "threads")
 	fs.Float32(&c.opt.LearningRate, "lr,adam-alpha", "X", 1e-3, "peak learning rate (Adam)")
 	fs.Int(&c.opt.Warmup, "warmup", "N", 0, "warm-up steps (0: steps/20, at most 200)")
-	fs.Bool(&c.opt.Checkpointing, "checkpointing,use-checkpointing", false, "gradient checkpointing at the block inputs")
+	fs.Bool(&c.opt.Checkpointing, "checkpointing,use-checkpointing", false, "gradient checkpointing at the block inputs: less graph memory, more compute")
 	fs.Uint64(&c.seed, "seed,s", "N", 1, "seed of the weights and the batches")
 	fs.Int(&c.saveEvery, "save-every", "N", 200, "steps between checkpoints")
 	fs.Int(&c.evalEvery, "eval-every", "N", 200, "steps between held-out evaluations (0: only at the end)")

@@ -78,7 +78,9 @@ GGML_API void   ggml_gallocr_free(ggml_gallocr_t galloc);
 // that have memory before the call (inputs, weights) are never overwritten. In-place reuse does
 // not set view_src, so a graph can be allocated again (after a reset of the tallocr); a
 // measure pass leaves the graph without memory. Running out of space is reported through
-// ggml_x_error (recoverable mode: ggml_gallocr_alloc_graph returns 0).
+// ggml_x_error (recoverable mode: ggml_gallocr_alloc_graph returns 0). A source without memory
+// that no node computes (an input nobody placed) gets memory before any node and keeps it for
+// the whole graph, so values set in it before the compute survive.
 GGML_API void   ggml_gallocr_set_parse_seq(ggml_gallocr_t galloc, const int * list, int n);
 GGML_API size_t ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_tallocr_t talloc, struct ggml_cgraph * graph);
 

@@ -1513,7 +1513,9 @@ extern "C" {
     // keep: give the nodes of gf fresh gradient tensors first, so gf's own grads stay untouched
     GGML_API void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * gf, struct ggml_cgraph * gb, bool keep);
     // like ggml_build_backward_expand, but only the checkpoints' values are kept from the forward
-    // pass; everything between checkpoints is recomputed in gb (gb_tmp: scratch graph of gb's size)
+    // pass; everything between checkpoints is recomputed in gb (gb_tmp: scratch graph of gb's size).
+    // gb computes the params' gradients in reverse order of gf (a network's output side first),
+    // so that with a graph allocator one segment's recomputed values are alive at a time.
     GGML_API void ggml_build_backward_gradient_checkpointing(struct ggml_context * ctx, struct ggml_cgraph * gf,
             struct ggml_cgraph * gb, struct ggml_cgraph * gb_tmp, struct ggml_tensor * * checkpoints, int n_checkpoints);
     // zero the gradients of every node of the graph (tensors with CPU-accessible data)

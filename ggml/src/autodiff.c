@@ -749,8 +749,26 @@ void ggml_build_backward_gradient_checkpointing(struct ggml_context * ctx, struc
                 node->data = root->data == NULL ? NULL : (char *) root->data + node->view_offs;
             }
         }
-        ggml_build_forward_expand(gb, node);
     }
     x_map_free(&repl);
     x_map_free(&fwd);
+    if (!ok) {
+        return;
+    }
+    // The order of gb decides how long the recomputed values live (a graph allocator frees a
+    // value after its last consumer). gb_tmp's order follows the params in gf's order: the
+    // first param's gradient (for a network, the input side's) pulls in the backward pass of
+    // every segment, while the other params' gradients, which read the recomputed values of
+    // their segment, come only afterwards, so every segment's recomputed values would live to
+    // the end. Expanding the params' gradients in reverse order instead finishes a segment
+    // (its params' gradients included) before the next one is recomputed.
+    for (int i = gf->n_nodes - 1; i >= 0; i--) {
+        struct ggml_tensor * node = gf->nodes[i];
+        if (node->is_param && node->grad != NULL) {
+            ggml_build_forward_expand(gb, node->grad);
+        }
+    }
+    for (int i = gf->n_nodes; i < gb_tmp->n_nodes; i++) {
+        ggml_build_forward_expand(gb, gb_tmp->nodes[i]); // anything no param's gradient reaches
+    }
 }

@@ -355,10 +355,20 @@ size_t ggml_x_alloc_hash_insert_new(struct ggml_hash_set * set, struct ggml_tens
 // ---------------------------------------------------------------------------------------------
 // graph allocator
 //
-// Walks the nodes in order (or in the parse sequence). Before a node, its sources get memory
-// (tensors without data: usually inputs nobody placed); then the node itself: a view takes its
+// First the graph's inputs without memory get some: sources that no node computes (leafs, not
+// views, that no node writes through a view as CPY does), whose values the caller sets before
+// the compute. They get it before any node and keep it for the whole pass (it is never handed
+// to another tensor), so that no node computed before or after their last reader overwrites
+// what the caller set: placed at their first reader, they could land in memory of a node that
+// died earlier (whose compute then overwrote the value set, e.g. the seed gradient of a backward
+// graph whose forward values die early, as with gradient checkpointing), and a value set once
+// for several computes (gradients zeroed by ggml_graph_reset) would not survive a later node
+// reusing it.
+// Then it walks the nodes in order (or in the parse sequence). Before a node, its sources get
+// memory (views of inputs: usually placed here); then the node itself: a view takes its
 // source's memory, an op that can work in place takes over the memory of a source it is the
-// last consumer of (same layout, memory allocated by this pass), anything else gets a new range.
+// last user of (same layout, memory allocated by this pass, and no other view or in-place
+// result sharing that memory still to be read), anything else gets a new range.
 // When the last consumer of a tensor has been placed, and no view or in-place result still
 // shares its memory, the range goes back to its allocator for later nodes.
 //
@@ -382,6 +392,7 @@ struct galloc_info {
     bool is_node;               // in graph->nodes
     bool allocated;             // memory handed out by this pass (may be freed / reused)
     bool released;              // memory given back (or given up) already
+    bool input;                 // a leaf placed before the nodes: keeps its memory for the pass
     ggml_tallocr_t talloc;      // allocator of this tensor
     struct ggml_tensor * alias; // in-place result: the tensor that owns the memory it uses
 };
@@ -558,6 +569,25 @@ static bool galloc_init_view(ggml_gallocr_t galloc, struct ggml_tensor * view) {
     return view->buffer != NULL;
 }
 
+// p reaches r's memory through a chain of views (view_src) and in-place results (alias): is p
+// the only tensor still using it? Every tensor after p on the chain must be shared by exactly
+// one tensor (the previous link) and have no consumer left. Checking only r is not enough: an
+// in-place result between p and r may have other views or consumers still to run, which would
+// read what the new node writes over p.
+static bool galloc_sole_user(ggml_gallocr_t galloc, struct ggml_tensor * p, struct ggml_tensor * r) {
+    struct ggml_tensor * u = p;
+    for (int guard = 0; u != r && guard < 8; guard++) {
+        const struct galloc_info * uin = galloc_get(galloc, u);
+        struct ggml_tensor * next = uin != NULL && uin->alias != NULL ? uin->alias : u->view_src;
+        const struct galloc_info * nin = next != NULL ? galloc_get(galloc, next) : NULL;
+        if (nin == NULL || nin->n_views != 1 || nin->n_children != 0) {
+            return false;
+        }
+        u = next;
+    }
+    return u == r;
+}
+
 // give t memory (no-op when it has some)
 static bool galloc_allocate(ggml_gallocr_t galloc, struct ggml_tensor * t) {
     if (t->data != NULL) {
@@ -592,8 +622,8 @@ static bool galloc_allocate(ggml_gallocr_t galloc, struct ggml_tensor * t) {
                 // not memory this pass handed out from this node's allocator
                 continue;
             }
-            if (r != p && (rin->n_views != 1 || rin->n_children != 0 || r->data != p->data)) {
-                // p shares r's memory: reuse it only when p is r's sole user, at offset 0
+            if (r != p && (r->data != p->data || !galloc_sole_user(galloc, p, r))) {
+                // p shares r's memory: reuse it only when p is its sole user, at offset 0
                 continue;
             }
             in->alias = r;
@@ -629,7 +659,7 @@ static void galloc_maybe_release(ggml_gallocr_t galloc, struct ggml_tensor * t) 
             oin->n_views--;
             galloc_maybe_release(galloc, owner);
         }
-    } else if (in->allocated) {
+    } else if (in->allocated && !in->input) {
         talloc_free_tensor(in->talloc, t);
     }
 }
@@ -677,6 +707,22 @@ static bool galloc_impl(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
         if (stale) {
             t->data   = NULL;
             t->buffer = NULL;
+        }
+    }
+
+    // the inputs without memory, before any node (see above)
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        for (int j = 0; j < GGML_MAX_SRC && node->src[j] != NULL; j++) {
+            struct ggml_tensor * src = node->src[j];
+            struct galloc_info * sin = galloc_get(galloc, src);
+            if (src->data != NULL || src->view_src != NULL || sin->is_node || sin->n_views > 0) {
+                continue; // has memory, shares it, is computed, or is written through a view (CPY)
+            }
+            if (!galloc_allocate(galloc, src)) {
+                return false;
+            }
+            sin->input = true;
         }
     }
 

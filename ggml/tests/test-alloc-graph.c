@@ -9,6 +9,7 @@
 #include "testbackend.h"
 #include "testing.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -170,6 +171,109 @@ static void test_gallocr_inplace(void) {
     ggml_backend_free(cpu);
 }
 
+// An op that can work in place is given a view p of an in-place result X (X works in place over
+// m): p, X and m share one range. The op may take it over only when nothing else still reads
+// it: neither X itself (a consumer still to run) nor another view of X. Checking only the owner
+// m (no consumer left, one sharer: X) wrongly let the op overwrite X's values (a fault first seen
+// in the recomputing backward graph of gradient checkpointing).
+static void test_gallocr_inplace_through_inplace_result(void) {
+    for (int mode = 0; mode < 2; mode++) {
+        ggml_backend_t cpu = new_cpu();
+        struct ggml_context * ctx = new_ctx();
+        struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, N / 32);
+        struct ggml_tensor * m = ggml_sqr(ctx, x);   // own range: x is the caller's
+        struct ggml_tensor * X = ggml_sqrt(ctx, m);  // in place over m
+        struct ggml_tensor * keep;                   // what still reads X's values after t
+        struct ggml_tensor * p;
+        if (mode == 0) {
+            keep = ggml_reshape_2d(ctx, X, 32, N / 32); // a second view of X
+            p    = ggml_reshape_2d(ctx, X, 32, N / 32);
+        } else {
+            keep = X; // X itself, consumed after t
+            p    = ggml_view_2d(ctx, X, 32, N / 32, X->nb[1], 0);
+        }
+        struct ggml_tensor * t   = ggml_sqr(ctx, p); // may not work in place over p
+        struct ggml_tensor * out = ggml_mul(ctx, keep, t);
+        struct ggml_cgraph * gf  = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, out);
+        T_CHECK(gf->nodes[gf->n_nodes - 1] == out); // keep is read after t has run
+
+        ggml_tallocr_t talloc = ggml_tallocr_new_from_backend(cpu, 64 * 1024);
+        ggml_tallocr_alloc(talloc, x);
+        ggml_gallocr_t galloc = ggml_gallocr_new();
+        T_CHECK(ggml_gallocr_alloc_graph(galloc, talloc, gf) > 0);
+        T_CHECK(X->data == m->data);                                     // X did work in place
+        T_CHECK_MSG(t->data != X->data, "mode %d: t overwrote X", mode); // t did not
+
+        set_input(x, -1.0f);
+        T_CHECK(ggml_backend_graph_compute(cpu, gf));
+        float v[N];
+        ggml_backend_tensor_get(out, v, 0, sizeof(v));
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            const float xi = -1.0f + 0.001f * (float) i;
+            const float e  = sqrtf(xi * xi);
+            bad += fabsf(v[i] - e * (e * e)) > 1e-5f * (1.0f + e * e * e);
+        }
+        T_CHECK_MSG(bad == 0, "mode %d: %d wrong values", mode, bad);
+
+        ggml_gallocr_free(galloc);
+        ggml_tallocr_free(talloc);
+        ggml_free(ctx);
+        ggml_backend_free(cpu);
+    }
+}
+
+// A leaf without memory that is a node's source is an input the caller sets before the compute
+// (like the seed gradient of a backward graph). It gets memory before any node, never memory a
+// node computed earlier had (which would overwrite the value set), and keeps it for the whole
+// pass (a node after its last reader does not get it either).
+static void test_gallocr_input_leaf(void) {
+    ggml_backend_t cpu = new_cpu();
+    struct ggml_context * ctx = new_ctx();
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, N);
+    struct ggml_tensor * s = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, N); // the input nobody placed
+    struct ggml_tensor * h = x;
+    for (int i = 0; i < CHAIN; i++) {
+        h = ggml_dup(ctx, h); // each dies once the next one ran: its memory is free again
+    }
+    struct ggml_tensor * prod = ggml_mul(ctx, h, s);
+    struct ggml_tensor * out  = ggml_dup(ctx, ggml_dup(ctx, prod));
+    struct ggml_cgraph * gf   = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+
+    ggml_tallocr_t talloc = ggml_tallocr_new_from_backend(cpu, 64 * 1024);
+    ggml_tallocr_alloc(talloc, x);
+    ggml_gallocr_t galloc = ggml_gallocr_new();
+    T_CHECK(ggml_gallocr_alloc_graph(galloc, talloc, gf) > 0);
+    T_CHECK(s->data != NULL);
+    for (int i = 0; i < gf->n_nodes; i++) {
+        T_CHECK_MSG(gf->nodes[i]->data != s->data, "node %d (%s) shares the input's memory", i, gf->nodes[i]->name);
+    }
+
+    for (int iter = 0; iter < 2; iter++) {
+        set_input(x, 1.0f);
+        float sv[N];
+        for (int i = 0; i < N; i++) {
+            sv[i] = 2.0f + (float) iter;
+        }
+        ggml_backend_tensor_set(s, sv, 0, sizeof(sv));
+        T_CHECK(ggml_backend_graph_compute(cpu, gf));
+        float v[N];
+        ggml_backend_tensor_get(out, v, 0, sizeof(v));
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            bad += v[i] != (1.0f + 0.001f * (float) i) * sv[i];
+        }
+        T_CHECK_MSG(bad == 0, "iteration %d: %d wrong values", iter, bad);
+    }
+
+    ggml_gallocr_free(galloc);
+    ggml_tallocr_free(talloc);
+    ggml_free(ctx);
+    ggml_backend_free(cpu);
+}
+
 // views, permutes, reshapes and a non-host buffer type
 static void test_gallocr_views_test_backend(void) {
     ggml_backend_t test = testbackend_init(1);
@@ -307,6 +411,8 @@ static void test_allocr_legacy(void) {
 int main(void) {
     T_RUN(test_gallocr_reuse);
     T_RUN(test_gallocr_inplace);
+    T_RUN(test_gallocr_inplace_through_inplace_result);
+    T_RUN(test_gallocr_input_leaf);
     T_RUN(test_gallocr_views_test_backend);
     T_RUN(test_gallocr_out_of_space);
     T_RUN(test_allocr_legacy);
