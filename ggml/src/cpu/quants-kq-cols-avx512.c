@@ -31,6 +31,12 @@
 // columns per pass over a weight row (registers: 4 level vectors, 2 pair-scale vectors, and per
 // column a float accumulator, an 8-lane min accumulator and the integer sums)
 #define KC_GROUP 4
+// Q6_K keeps only a float accumulator per column (no mins: its offset of 32 goes into the
+// integer sum's start), so 8 columns fit in the 32 registers: with the serving issue's 8
+// sequences each super-block is decoded once instead of twice (Q6_K is the output matrix of
+// most quantized models, the largest mat-mul of a decode step)
+#define KC_GROUP_Q6_K 8
+_Static_assert(KC_GROUP_Q6_K == 8, "KC_ENTRY8 dispatches up to 8 columns");
 
 // distance of the software prefetch of the weight stream, in bytes ahead of the current block
 #define KC_PREFETCH 512
@@ -257,7 +263,8 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i m2 = _mm512_set1_epi8(0x30);
     const __m512i sh0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
-    __m512 acc[KC_GROUP];
+    __m512 acc[KC_GROUP_Q6_K];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
     }
@@ -279,6 +286,7 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             // levels are value + 32: start from -32 * sum of scale x sub-block activation sum
@@ -288,14 +296,15 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
             acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * dx), _mm512_cvtepi32_ps(sumi), acc[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(acc[c]);
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// entry points: passes of KC_GROUP columns (a constant column count per instantiation, so the
-// per-column loops unroll and the accumulators stay in registers)
+// entry points: passes of KC_GROUP columns (KC_GROUP_Q6_K for Q6_K; a constant column count
+// per instantiation, so the per-column loops unroll and the accumulators stay in registers)
 
 #define KC_ENTRY(name, call)                                                                        \
     GGML_X_VNNI static void name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,     \
@@ -312,6 +321,25 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
         }                                                                                           \
     }
 
+#define KC_ENTRY8(name, call)                                                                       \
+    GGML_X_VNNI static void name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,     \
+                                 const void * const * vy, int nc) {                                 \
+        for (int c0 = 0; c0 < nc; c0 += KC_GROUP_Q6_K) {                                            \
+            float * sc = s + c0;                                                                    \
+            const void * const * yc = vy + c0;                                                      \
+            switch (nc - c0 < KC_GROUP_Q6_K ? nc - c0 : KC_GROUP_Q6_K) {                            \
+                case 1:  call(1); break;                                                            \
+                case 2:  call(2); break;                                                            \
+                case 3:  call(3); break;                                                            \
+                case 4:  call(4); break;                                                            \
+                case 5:  call(5); break;                                                            \
+                case 6:  call(6); break;                                                            \
+                case 7:  call(7); break;                                                            \
+                default: call(8); break;                                                            \
+            }                                                                                       \
+        }                                                                                           \
+    }
+
 #define KC_CALL_Q2_K(m) kc_q2_K(n, sc, (const block_q2_K *) vx, yc, m)
 #define KC_CALL_Q3_K(m) kc_q3_K(n, sc, (const block_q3_K *) vx, yc, m)
 #define KC_CALL_Q4_K(m) kc_k4(n, sc, vx, false, yc, m)
@@ -322,7 +350,7 @@ KC_ENTRY(ggml_x_vec_dot_cols_q2_K_vnni, KC_CALL_Q2_K)
 KC_ENTRY(ggml_x_vec_dot_cols_q3_K_vnni, KC_CALL_Q3_K)
 KC_ENTRY(ggml_x_vec_dot_cols_q4_K_vnni, KC_CALL_Q4_K)
 KC_ENTRY(ggml_x_vec_dot_cols_q5_K_vnni, KC_CALL_Q5_K)
-KC_ENTRY(ggml_x_vec_dot_cols_q6_K_vnni, KC_CALL_Q6_K)
+KC_ENTRY8(ggml_x_vec_dot_cols_q6_K_vnni, KC_CALL_Q6_K)
 
 void ggml_x_quant_kernels_kq_cols_vnni(struct ggml_x_quant_kernels * k) {
     k->vec_dot_cols_q2_K = ggml_x_vec_dot_cols_q2_K_vnni;
