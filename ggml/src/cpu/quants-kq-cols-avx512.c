@@ -29,14 +29,12 @@
 #include "cpu/quants-kq-avx512.h"
 
 // columns per pass over a weight row (registers: 4 level vectors, 2 pair-scale vectors, and per
-// column a float accumulator, an 8-lane min accumulator and the integer sums)
-#define KC_GROUP 4
-// Q6_K keeps only a float accumulator per column (no mins: its offset of 32 goes into the
-// integer sum's start), so 8 columns fit in the 32 registers: with the serving issue's 8
-// sequences each super-block is decoded once instead of twice (Q6_K is the output matrix of
-// most quantized models, the largest mat-mul of a decode step)
-#define KC_GROUP_Q6_K 8
-_Static_assert(KC_GROUP_Q6_K == 8, "KC_ENTRY8 dispatches up to 8 columns");
+// column a float accumulator and, for the types with mins, an 8-lane min accumulator: at most 22
+// of the 32 vector registers). 8, the column count of the serving issue's batched decode: each
+// super-block is then decoded once per step (with 4, twice: measured on TinyLlama-shaped
+// layers, 2 threads, 8 columns, Q6_K 2770 -> 1970 us, Q5_K 2980 -> 2050 us; tools/bench/bench-cols.c)
+#define KC_GROUP 8
+_Static_assert(KC_GROUP == 8, "KC_ENTRY dispatches up to 8 columns");
 
 // distance of the software prefetch of the weight stream, in bytes ahead of the current block
 #define KC_PREFETCH 512
@@ -86,6 +84,7 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
     const __m128i m4 = _mm_set1_epi8(15);
     __m512 acc[KC_GROUP];
     __m256 accm[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
         accm[c] = _mm256_setzero_ps();
@@ -106,6 +105,7 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
         const float mx = GGML_FP16_TO_FP32(x[ib].dmin);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             const __m256i summ = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));
@@ -115,6 +115,7 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
             accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(-dy * mx), _mm256_cvtepi32_ps(summ), accm[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(_mm512_add_ps(acc[c], _mm512_zextps256_ps512(accm[c])));
     }
@@ -141,6 +142,7 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
     const int nb = n / QK_K;
     const __m512i m3 = _mm512_set1_epi8(3);
     __m512 acc[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
     }
@@ -161,6 +163,7 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             // start from -4 * sum of scale x sub-block activation sum
@@ -170,6 +173,7 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
             acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * dx), _mm512_cvtepi32_ps(sumi), acc[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(acc[c]);
     }
@@ -201,6 +205,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, 
     const __m512i m4 = _mm512_set1_epi8(15);
     __m512 acc[KC_GROUP];
     __m256 accm[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
         accm[c] = _mm256_setzero_ps();
@@ -240,6 +245,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, 
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(d);
         const float mx = GGML_FP16_TO_FP32(dmin);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             const __m256i summ = _mm256_madd_epi16(mn2, _mm256_loadu_si256((const __m256i *) y->bsums));
@@ -249,6 +255,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, 
             accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(-dy * mx), _mm256_cvtepi32_ps(summ), accm[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(_mm512_add_ps(acc[c], _mm512_zextps256_ps512(accm[c])));
     }
@@ -263,7 +270,7 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i m2 = _mm512_set1_epi8(0x30);
     const __m512i sh0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
-    __m512 acc[KC_GROUP_Q6_K];
+    __m512 acc[KC_GROUP];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
@@ -303,8 +310,8 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
 }
 
 // ---------------------------------------------------------------------------------------------
-// entry points: passes of KC_GROUP columns (KC_GROUP_Q6_K for Q6_K; a constant column count
-// per instantiation, so the per-column loops unroll and the accumulators stay in registers)
+// entry points: passes of KC_GROUP columns (a constant column count per instantiation, so the
+// per-column loops unroll and the accumulators stay in registers)
 
 #define KC_ENTRY(name, call)                                                                        \
     GGML_X_VNNI static void name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,     \
@@ -313,21 +320,6 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
             float * sc = s + c0;                                                                    \
             const void * const * yc = vy + c0;                                                      \
             switch (nc - c0 < KC_GROUP ? nc - c0 : KC_GROUP) {                                      \
-                case 1:  call(1); break;                                                            \
-                case 2:  call(2); break;                                                            \
-                case 3:  call(3); break;                                                            \
-                default: call(4); break;                                                            \
-            }                                                                                       \
-        }                                                                                           \
-    }
-
-#define KC_ENTRY8(name, call)                                                                       \
-    GGML_X_VNNI static void name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,     \
-                                 const void * const * vy, int nc) {                                 \
-        for (int c0 = 0; c0 < nc; c0 += KC_GROUP_Q6_K) {                                            \
-            float * sc = s + c0;                                                                    \
-            const void * const * yc = vy + c0;                                                      \
-            switch (nc - c0 < KC_GROUP_Q6_K ? nc - c0 : KC_GROUP_Q6_K) {                            \
                 case 1:  call(1); break;                                                            \
                 case 2:  call(2); break;                                                            \
                 case 3:  call(3); break;                                                            \
@@ -350,7 +342,7 @@ KC_ENTRY(ggml_x_vec_dot_cols_q2_K_vnni, KC_CALL_Q2_K)
 KC_ENTRY(ggml_x_vec_dot_cols_q3_K_vnni, KC_CALL_Q3_K)
 KC_ENTRY(ggml_x_vec_dot_cols_q4_K_vnni, KC_CALL_Q4_K)
 KC_ENTRY(ggml_x_vec_dot_cols_q5_K_vnni, KC_CALL_Q5_K)
-KC_ENTRY8(ggml_x_vec_dot_cols_q6_K_vnni, KC_CALL_Q6_K)
+KC_ENTRY(ggml_x_vec_dot_cols_q6_K_vnni, KC_CALL_Q6_K)
 
 void ggml_x_quant_kernels_kq_cols_vnni(struct ggml_x_quant_kernels * k) {
     k->vec_dot_cols_q2_K = ggml_x_vec_dot_cols_q2_K_vnni;
