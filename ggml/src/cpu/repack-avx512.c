@@ -43,7 +43,8 @@ GXV_INLINE __m256i dpbusd_b(__m256i acc, __m256i w, const int8_t * p) {
 
 // Prefetch distances of the 8-row kernels, in bytes ahead of the current run of blocks: into L1
 // (near) and into L2 (far). Tunable for measurements through GGML_X_RP_PF / GGML_X_RP_FAR
-// (read once when the level's kernels are set up).
+// (read when the level's kernel table is set up; relaxed atomics, as tables may be set up while
+// kernels run).
 static size_t rp_pf_near = RP_PREFETCH;
 static size_t rp_pf_far  = GGML_X_FAR_DISTANCE;
 
@@ -106,7 +107,8 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
     const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
     const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
     const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
-    const size_t pf = rp_pf_near, far = rp_pf_far;
+    const size_t pf = __atomic_load_n(&rp_pf_near, __ATOMIC_RELAXED);
+    const size_t far = __atomic_load_n(&rp_pf_far, __ATOMIC_RELAXED);
     __m256 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int j = 0; j < nc; j++) {
@@ -421,11 +423,11 @@ GXV static void rp16_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, siz
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     const char * e = getenv("GGML_X_RP_PF");
     if (e != NULL) {
-        rp_pf_near = (size_t) strtoul(e, NULL, 10);
+        __atomic_store_n(&rp_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
     }
     e = getenv("GGML_X_RP_FAR");
     if (e != NULL) {
-        rp_pf_far = (size_t) strtoul(e, NULL, 10);
+        __atomic_store_n(&rp_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
     }
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
