@@ -465,9 +465,10 @@ static void test_simd_dots_every_type(void) {
 // s[j] against the scalar dot of the weight row and column j (tolerance as above) and against
 // the level's single-column dot product (same tolerance), and bit-identical to the same kernel
 // called for column j alone (results must not depend on the column count). Lengths
-// of 1..17 super-blocks, 1..8 columns with mixed activation modes, all weight modes.
+// of 1..17 super-blocks, 1..16 columns (more than one pass of every kernel's column group)
+// with mixed activation modes, all weight modes.
 static void test_simd_dot_cols_every_type(void) {
-    enum { MAXC = 8 };
+    enum { MAXC = 16 };
     const int nmax = 17 * QK_K;
     float * x = malloc(sizeof(float) * nmax);
     float * y = malloc(sizeof(float) * nmax);

@@ -3,7 +3,7 @@
 //
 //   make bench-matvec            (builds build/bin/bench-matvec and runs it)
 //   build/bin/bench-matvec [threads=1,2] [reps=R] [types=all|q4_0,q5_K,...] [cols=N]
-//                          [k=K] [m=M] [mib=S]
+//                          [k=K] [m=M] [mib=S] [buft=cpu|repack]
 //
 // For each thread count and each type: first the read-bandwidth probe (THREADS pthreads each
 // summing its share of a buffer of 512 MiB, median of R passes), then MUL_MAT of a weight
@@ -16,7 +16,9 @@
 // that drift on a shared machine shows row by row.
 //
 // Weights are random values quantized with ggml_quantize_chunk (a few rows, repeated: speed
-// does not depend on the values); types the library cannot quantize (IQ2) get random bytes with
+// does not depend on the values); buft=repack puts the tensors in the CPU_REPACK buffer type,
+// which stores Q4_0, Q8_0 and Q4_K weights interleaved for its own kernels (as the LLaMA runner
+// does for Q4_0 and Q8_0) and every other type plainly. Types the library cannot quantize (IQ2) get random bytes with
 // a small valid fp16 scale in every block. Types whose MUL_MAT the backend does not support are
 // listed as such. Only the public API is used, so the same file links against any build of the
 // library (e.g. a baseline one) for before/after comparisons.
@@ -89,6 +91,8 @@ struct mv_result {
     int    copies;
 };
 
+static bool g_repack = false; // buft=repack
+
 static struct mv_result bench_type(ggml_backend_t backend, enum ggml_type type, int64_t k, int64_t m,
                                    int64_t n_cols, size_t min_bytes, int reps) {
     struct mv_result res = { false, 0.0, ggml_row_size(type, k) * (size_t) m, 0 };
@@ -116,7 +120,8 @@ static struct mv_result bench_type(ggml_backend_t backend, enum ggml_type type, 
         ggml_free(ctx);
         return res;
     }
-    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    ggml_backend_buffer_t buf = g_repack ? ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_x_backend_cpu_repack_buffer_type())
+                                         : ggml_backend_alloc_ctx_tensors(ctx, backend);
     if (buf == NULL) {
         fprintf(stderr, "bench-matvec: cannot allocate %d x %zu bytes for %s\n", copies, res.wbytes, ggml_type_name(type));
         free(w);
@@ -205,7 +210,7 @@ static int find_type(const char * name, size_t len) {
 
 static void usage(void) {
     fprintf(stderr, "usage: bench-matvec [threads=1,2] [reps=7] [types=all|q4_0,q5_K,...] [cols=1] "
-                    "[k=4096] [m=4096] [mib=256]\n");
+                    "[k=4096] [m=4096] [mib=256] [buft=cpu|repack]\n");
     exit(2);
 }
 
@@ -236,6 +241,11 @@ int main(int argc, char ** argv) {
             k = atoll(v);
         } else if (strncmp(argv[a], "m=", 2) == 0) {
             m = atoll(v);
+        } else if (strncmp(argv[a], "buft=", 5) == 0) {
+            if (strcmp(v, "repack") != 0 && strcmp(v, "cpu") != 0) {
+                usage();
+            }
+            g_repack = strcmp(v, "repack") == 0;
         } else if (strncmp(argv[a], "mib=", 4) == 0) {
             min_mib = (size_t) atoll(v);
         } else if (strncmp(argv[a], "types=", 6) == 0) {
@@ -276,8 +286,9 @@ int main(int argc, char ** argv) {
 
     ggml_backend_t backend = ggml_backend_cpu_init();
     printf("# bench-matvec: MUL_MAT weight [%lld, %lld] x F32 [%lld, %lld], cold weights (>= %zu MiB of copies), "
-           "median of %d reps; read probe %zu MiB before each type\n",
-           (long long) k, (long long) m, (long long) k, (long long) n_cols, min_mib, reps, probe_bytes >> 20);
+           "median of %d reps; read probe %zu MiB before each type; buffer %s\n",
+           (long long) k, (long long) m, (long long) k, (long long) n_cols, min_mib, reps, probe_bytes >> 20,
+           g_repack ? "CPU_REPACK" : "CPU");
     printf("%-8s %3s %4s %9s %6s %9s %8s %9s %6s\n", "type", "thr", "cols", "weight_MB", "copies", "us", "GB/s",
            "read_GB/s", "%read");
     for (int it = 0; it < n_thr; it++) {

@@ -59,6 +59,10 @@
 #define MM_GEMM_MIN_N_F32 10
 #define MM_GEMM_MIN_N_F16 14
 #define MM_GEMM_MIN_N_Q   6
+// Q4_K weights (not repacked) where the level has their multi-column dot product: up to 16
+// columns it beat the int8 GEMM (TinyLlama-shaped layer, 2 threads: 8 columns 1885 against
+// 4450 us, 16 columns 3700 against 5030 us; tools/bench/bench-cols.c buft=cpu)
+#define MM_GEMM_MIN_N_Q_COLS 17
 
 static inline size_t mm_align(size_t n) {
     return (n + MM_ALIGN - 1) & ~(size_t) (MM_ALIGN - 1);
@@ -432,7 +436,11 @@ static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct
     if (ggml_x_qgemm_supported(a->type)) {
         const enum ggml_type vd = ggml_x_cpu_type_traits(a->type)->vec_dot_type;
         const bool b_ok = b->type == GGML_TYPE_F32 || (b->type == vd && b->nb[0] == ggml_x_cpu_type_traits(vd)->type_size);
-        if (b_ok && (mode == 2 || n >= MM_GEMM_MIN_N_Q)) {
+        // Q4_K with the level's multi-column dot product (quants-kq-cols-avx512.c: each
+        // super-block decoded once for 8 columns) stays on it for longer
+        const bool cols = a->type == GGML_TYPE_Q4_K && ggml_x_gemm_kernels_active()->level == ggml_x_cpu_level() &&
+                          ggml_x_quant_dot_cols(ggml_x_quant_kernels_active(), a->type) != NULL;
+        if (b_ok && (mode == 2 || n >= (cols ? MM_GEMM_MIN_N_Q_COLS : MM_GEMM_MIN_N_Q))) {
             return MM_GEMM_Q;
         }
     }

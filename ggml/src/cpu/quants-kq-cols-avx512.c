@@ -29,8 +29,12 @@
 #include "cpu/quants-kq-avx512.h"
 
 // columns per pass over a weight row (registers: 4 level vectors, 2 pair-scale vectors, and per
-// column a float accumulator, an 8-lane min accumulator and the integer sums)
-#define KC_GROUP 4
+// column a float accumulator and, for the types with mins, an 8-lane min accumulator: at most 22
+// of the 32 vector registers). 8, the column count of the serving issue's batched decode: each
+// super-block is then decoded once per step (with 4, twice: measured on TinyLlama-shaped
+// layers, 2 threads, 8 columns, Q6_K 2770 -> 1970 us, Q5_K 2980 -> 2050 us; tools/bench/bench-cols.c)
+#define KC_GROUP 8
+_Static_assert(KC_GROUP == 8, "KC_ENTRY dispatches up to 8 columns");
 
 // distance of the software prefetch of the weight stream, in bytes ahead of the current block
 #define KC_PREFETCH 512
@@ -80,6 +84,7 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
     const __m128i m4 = _mm_set1_epi8(15);
     __m512 acc[KC_GROUP];
     __m256 accm[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
         accm[c] = _mm256_setzero_ps();
@@ -100,6 +105,7 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
         const float mx = GGML_FP16_TO_FP32(x[ib].dmin);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             const __m256i summ = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));
@@ -109,6 +115,7 @@ GGML_X_VNNI_INLINE void kc_q2_K(int n, float * s, const block_q2_K * x, const vo
             accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(-dy * mx), _mm256_cvtepi32_ps(summ), accm[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(_mm512_add_ps(acc[c], _mm512_zextps256_ps512(accm[c])));
     }
@@ -135,6 +142,7 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
     const int nb = n / QK_K;
     const __m512i m3 = _mm512_set1_epi8(3);
     __m512 acc[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
     }
@@ -155,6 +163,7 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             // start from -4 * sum of scale x sub-block activation sum
@@ -164,6 +173,7 @@ GGML_X_VNNI_INLINE void kc_q3_K(int n, float * s, const block_q3_K * x, const vo
             acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * dx), _mm512_cvtepi32_ps(sumi), acc[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(acc[c]);
     }
@@ -195,6 +205,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, 
     const __m512i m4 = _mm512_set1_epi8(15);
     __m512 acc[KC_GROUP];
     __m256 accm[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
         accm[c] = _mm256_setzero_ps();
@@ -234,6 +245,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, 
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(d);
         const float mx = GGML_FP16_TO_FP32(dmin);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             const __m256i summ = _mm256_madd_epi16(mn2, _mm256_loadu_si256((const __m256i *) y->bsums));
@@ -243,6 +255,7 @@ GGML_X_VNNI_INLINE void kc_k4(int n, float * s, const void * vx, const bool q5, 
             accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(-dy * mx), _mm256_cvtepi32_ps(summ), accm[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(_mm512_add_ps(acc[c], _mm512_zextps256_ps512(accm[c])));
     }
@@ -258,6 +271,7 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
     const __m512i m2 = _mm512_set1_epi8(0x30);
     const __m512i sh0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
     __m512 acc[KC_GROUP];
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         acc[c] = _mm512_setzero_ps();
     }
@@ -279,6 +293,7 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
         ls[0] = kc_pair_scale(t16, 0, 1);
         ls[1] = kc_pair_scale(t16, 2, 3);
         const float dx = GGML_FP16_TO_FP32(x[ib].d);
+#pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const block_q8_K * y = (const block_q8_K *) vy[c] + ib;
             // levels are value + 32: start from -32 * sum of scale x sub-block activation sum
@@ -288,6 +303,7 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
             acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(y->d * dx), _mm512_cvtepi32_ps(sumi), acc[c]);
         }
     }
+#pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         s[c] = _mm512_reduce_add_ps(acc[c]);
     }
@@ -307,7 +323,11 @@ GGML_X_VNNI_INLINE void kc_q6_K(int n, float * s, const block_q6_K * x, const vo
                 case 1:  call(1); break;                                                            \
                 case 2:  call(2); break;                                                            \
                 case 3:  call(3); break;                                                            \
-                default: call(4); break;                                                            \
+                case 4:  call(4); break;                                                            \
+                case 5:  call(5); break;                                                            \
+                case 6:  call(6); break;                                                            \
+                case 7:  call(7); break;                                                            \
+                default: call(8); break;                                                            \
             }                                                                                       \
         }                                                                                           \
     }

@@ -23,6 +23,7 @@
 #include "ggml-quants.h"
 
 #include <immintrin.h>
+#include <stdlib.h>
 
 #define GXV __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define GXV_INLINE GXV __attribute__((always_inline)) static inline
@@ -40,9 +41,65 @@ GXV_INLINE __m256i dpbusd_b(__m256i acc, __m256i w, const int8_t * p) {
     return acc;
 }
 
-// Per block: the weight vectors are unpacked once into registers, then each column runs its
-// vpdpbusd chains (two, of 4 steps, for latency) and one multiply-add into its accumulator.
-// Only the accumulators live across blocks, so everything stays in registers.
+// Prefetch distances of the 8-row kernels, in bytes ahead of the current run of blocks: into L1
+// (near) and into L2 (far). Tunable for measurements through GGML_X_RP_PF / GGML_X_RP_FAR
+// (read when the level's kernel table is set up; relaxed atomics, as tables may be set up while
+// kernels run).
+static size_t rp_pf_near = RP_PREFETCH;
+static size_t rp_pf_far  = GGML_X_FAR_DISTANCE;
+
+// One block of 8 rows: the weight vectors are unpacked once into registers, then each column
+// runs its vpdpbusd chains (two, of 4 steps, for latency) and one multiply-add into its
+// accumulator. Only the accumulators live across blocks, so everything stays in registers.
+GXV_INLINE void rp_block(const int nc, const uint8_t * blk, const uint8_t * scl, const int8_t * xq,
+                         const int32_t * corr, const float * dx, __m256 * acc, const bool q4) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    const __m256i x80 = _mm256_set1_epi8((char) 0x80);
+    // w[c]: activation bytes 4c..4c+3 of each row (Q4_0: c < 4 low nibbles, c >= 4 the high
+    // nibbles, activation bytes 16 + 4(c-4)..)
+    __m256i w[8];
+    if (q4) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
+            w[c]     = _mm256_and_si256(v, m4);
+            w[4 + c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        }
+    } else {
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) {
+            w[c] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (blk + 32*c)), x80);
+        }
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        const int8_t * xj = xq + 32*j;
+        __m256i s0 = _mm256_set1_epi32(corr[j]);
+        __m256i s1 = _mm256_setzero_si256();
+        if (q4) {
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) {
+                s0 = dpbusd_b(s0, w[c], xj + 4*c);
+                s1 = dpbusd_b(s1, w[4 + c], xj + 16 + 4*c);
+            }
+        } else {
+#pragma GCC unroll 4
+            for (int c = 0; c < 8; c += 2) {
+                s0 = dpbusd_b(s0, w[c], xj + 4*c);
+                s1 = dpbusd_b(s1, w[c + 1], xj + 4*c + 4);
+            }
+        }
+        const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(dx[j]));
+        acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), sc, acc[j]);
+    }
+}
+
+// The group is walked run by run (runs of 4 blocks: their quant bytes, then their scales,
+// repack.c), so whole runs need no per-block address arithmetic, and each cache line of the
+// weight stream is prefetched once (into L1 near ahead, into L2 far ahead: with 8 rows per pass
+// the activation is small, but one core's demand misses alone do not keep enough reads in
+// flight, cpu/prefetch.h).
 GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const uint8_t * set, float * out,
                         const bool q4) {
     const int64_t k = nblk * QK8_0;
@@ -50,68 +107,35 @@ GXV_INLINE void rp_cols(int64_t nblk, const int nc, const uint8_t * grp, const u
     const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
     const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
     const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
+    const size_t pf = __atomic_load_n(&rp_pf_near, __ATOMIC_RELAXED);
+    const size_t far = __atomic_load_n(&rp_pf_far, __ATOMIC_RELAXED);
     __m256 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int j = 0; j < nc; j++) {
         acc[j] = _mm256_setzero_ps();
     }
-    const __m256i m4 = _mm256_set1_epi8(15);
-    const __m256i x80 = _mm256_set1_epi8((char) 0x80);
-    for (int64_t b = 0; b < nblk; b++) {
-        // runs of 4 blocks: quant bytes, then the scales (repack.c)
-        const int64_t b0 = b & ~(int64_t) 3;
-        const int64_t nin = nblk - b0 < 4 ? nblk - b0 : 4;
+    int64_t b0 = 0;
+    for (; b0 + 4 <= nblk; b0 += 4) {
         const uint8_t * run = grp + (size_t) b0 * bs8;
-        const uint8_t * blk = run + (size_t) (b - b0) * qb8;
-        const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
-        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK8_0;
-        _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
-        _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
-        if (!q4) {
-            _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
-            _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
+#pragma GCC unroll 18
+        for (size_t o = 0; o < 4 * bs8; o += 64) {
+            _mm_prefetch((const char *) run + pf + o, _MM_HINT_T0);
+            _mm_prefetch((const char *) run + far + o, _MM_HINT_T1);
         }
-        // and into L2 from further ahead (cpu/prefetch.h): with 8 rows per pass the activation is
-        // small, but one core's demand misses alone do not keep enough reads in flight
-        ggml_x_prefetch_far(blk, GGML_X_FAR_DISTANCE, bs8);
-        // w[c]: activation bytes 4c..4c+3 of each row (Q4_0: c < 4 low nibbles, c >= 4 the high
-        // nibbles, activation bytes 16 + 4(c-4)..)
-        __m256i w[8];
-        if (q4) {
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) {
-                const __m256i v = _mm256_loadu_si256((const __m256i *) (blk + 32*c));
-                w[c]     = _mm256_and_si256(v, m4);
-                w[4 + c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            }
-        } else {
-#pragma GCC unroll 8
-            for (int c = 0; c < 8; c++) {
-                w[c] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (blk + 32*c)), x80);
-            }
+        for (int i = 0; i < 4; i++) {
+            const int64_t b = b0 + i;
+            rp_block(nc, run + (size_t) i * qb8, run + 4 * qb8 + (size_t) i * 16,
+                     (const int8_t *) set + (size_t) b * nc * QK8_0, corr + b*nc, dx + b*nc, acc, q4);
         }
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
-#pragma GCC unroll 8
-        for (int j = 0; j < nc; j++) {
-            const int8_t * xj = xq + 32*j;
-            __m256i s0 = _mm256_set1_epi32(corr[b*nc + j]);
-            __m256i s1 = _mm256_setzero_si256();
-            if (q4) {
-#pragma GCC unroll 4
-                for (int c = 0; c < 4; c++) {
-                    s0 = dpbusd_b(s0, w[c], xj + 4*c);
-                    s1 = dpbusd_b(s1, w[4 + c], xj + 16 + 4*c);
-                }
-            } else {
-#pragma GCC unroll 4
-                for (int c = 0; c < 8; c += 2) {
-                    s0 = dpbusd_b(s0, w[c], xj + 4*c);
-                    s1 = dpbusd_b(s1, w[c + 1], xj + 4*c + 4);
-                }
-            }
-            const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(dx[b*nc + j]));
-            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), sc, acc[j]);
+    }
+    if (b0 < nblk) { // the last, shorter run
+        const int64_t nin = nblk - b0;
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+        for (int64_t i = 0; i < nin; i++) {
+            const int64_t b = b0 + i;
+            rp_block(nc, run + (size_t) i * qb8, run + (size_t) nin * qb8 + (size_t) i * 16,
+                     (const int8_t *) set + (size_t) b * nc * QK8_0, corr + b*nc, dx + b*nc, acc, q4);
         }
     }
 #pragma GCC unroll 8
@@ -397,6 +421,14 @@ GXV static void rp16_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, siz
 }
 
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
+    const char * e = getenv("GGML_X_RP_PF");
+    if (e != NULL) {
+        __atomic_store_n(&rp_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    e = getenv("GGML_X_RP_FAR");
+    if (e != NULL) {
+        __atomic_store_n(&rp_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
     k->rp_q4_K = rp_q4_K_vnni;
