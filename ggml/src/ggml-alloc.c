@@ -573,7 +573,8 @@ static bool galloc_init_view(ggml_gallocr_t galloc, struct ggml_tensor * view) {
 // the only tensor still using it? Every tensor after p on the chain must be shared by exactly
 // one tensor (the previous link) and have no consumer left. Checking only r is not enough: an
 // in-place result between p and r may have other views or consumers still to run, which would
-// read what the new node writes over p.
+// read what the new node writes over p. A chain longer than 8 links counts as shared: no reuse,
+// which is always safe.
 static bool galloc_sole_user(ggml_gallocr_t galloc, struct ggml_tensor * p, struct ggml_tensor * r) {
     struct ggml_tensor * u = p;
     for (int guard = 0; u != r && guard < 8; guard++) {
