@@ -324,6 +324,18 @@ static void test_kernels16(void) {
                             o16[i] = NAN;
                         }
                         k16(nblk, nc, grp, gsz, set, o16);
+                        // the slice kernel over slices of 4 and 8 blocks: bit for bit the same
+                        const ggml_x_rp16r_kernel_t k16r = ggml_x_rp16r_kernel_of(&kr, t);
+                        for (int sl = 4; k16r != NULL && sl <= 8; sl += 4) {
+                            float acc[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
+                            memset(acc, 0, sizeof(acc));
+                            for (int b0 = 0; b0 < nblk; b0 += sl) {
+                                k16r(nblk, b0, b0 + sl < nblk ? b0 + sl : nblk, nc, grp, gsz, set, acc);
+                            }
+                            T_CHECK_MSG(memcmp(acc, o16, sizeof(float) * (size_t) nc * 2 * GGML_X_RP_ROWS) == 0,
+                                        "rp16r %s nblk=%d pattern %d nc=%d slices of %d: differ from the whole kernel",
+                                        ggml_type_name(t), nblk, pattern, nc, sl);
+                        }
                         k8(nblk, nc, grp, set, o8[0]);
                         k8(nblk, nc, grp + gsz, set, o8[1]);
                         for (int j = 0; j < nc; j++) {
@@ -393,6 +405,9 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_0, 64, 35, 256, 1 },   // the last column count of the 16-row kernels (VNNI)
     { GGML_TYPE_Q4_0, 64, 35, 257, 1 },   // the first of the int8 GEMM there     // 16-row kernels, then one column on the pairs
     { GGML_TYPE_Q4_K, 256, 40, 17, 1 },
+    { GGML_TYPE_Q4_0, 2080, 67, 8, 1 },   // VNNI: 8 columns of 65 blocks walked in slices (64 + 1)
+    { GGML_TYPE_Q8_0, 4224, 40, 5, 1 },   // slices of 100 + 32 blocks
+    { GGML_TYPE_Q4_0, 8320, 35, 3, 1 },   // slices of 168 + 92 blocks, 2 pairs + 3 plain rows
 };
 
 static void test_mul_mat(void) {

@@ -602,6 +602,7 @@ struct mm_rp_plan {
     struct ggml_x_rp_layout l;
     ggml_x_rp_kernel_t kern;
     ggml_x_rp16_kernel_t kern16; // two groups at once (NULL: none)
+    ggml_x_rp16r_kernel_t kern16r; // the same on a slice of the blocks (NULL: none)
     int64_t n;       // src1 columns (all batches: the weights are 2-D)
     size_t  set;     // bytes of one prepared column set (GGML_X_RP_COLS columns)
     size_t  tmp;     // per-thread F32 row (src1 rows not contiguous)
@@ -616,6 +617,7 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
     p->kern = ggml_x_rp_kernel_of(k, p->l.type);
     p->kern16 = ggml_x_rp16_kernel_of(k, p->l.type);
+    p->kern16r = ggml_x_rp16r_kernel_of(k, p->l.type);
     p->n    = b->ne[1] * b->ne[2] * b->ne[3];
     p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
     p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));
@@ -632,6 +634,9 @@ static inline int mm_rp16_min_cols(enum ggml_type type) {
     return type == GGML_TYPE_Q8_0 ? 5 : 2;
 }
 
+// row pairs walked together in slices of blocks (mm_rp_forward)
+#define MM_RP_SLICE_PAIRS 8
+
 // dst column pointers of src1 columns j0 .. j0+nc-1 (all batches counted as columns)
 static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, int nc, int64_t ne11, int64_t ne12,
                                   char ** dcol) {
@@ -639,6 +644,26 @@ static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, in
         const int64_t ic = j0 + j;
         const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
         dcol[j] = (char *) dst->data + i11*dst->nb[1] + i12*dst->nb[2] + i13*dst->nb[3];
+    }
+}
+
+// out[j*rows + r] (j < nc, r < rows) to rows g*8 .. g*8+rows-1 of the dst columns dcol
+static inline void mm_rp_store(const struct ggml_tensor * dst, char * const * dcol, const float * out, int nc, int rows,
+                               int64_t g) {
+    for (int j = 0; j < nc; j++) {
+        char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
+        if (dst->nb[0] == sizeof(float)) {
+            // constant sizes: inline vector stores
+            if (rows > GGML_X_RP_ROWS) {
+                memcpy(d, out + j*rows, 2 * GGML_X_RP_ROWS * sizeof(float));
+            } else {
+                memcpy(d, out + j*rows, GGML_X_RP_ROWS * sizeof(float));
+            }
+            continue;
+        }
+        for (int r = 0; r < rows; r++) {
+            *(float *) (d + (size_t) r * dst->nb[0]) = out[j*rows + r];
+        }
     }
 }
 
@@ -688,6 +713,16 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     if (use16) {
         gchunk = (gchunk + 1) & ~(int64_t) 1;
     }
+    // slices of blocks (a multiple of 4, a run) when one column set's activations exceed
+    // rp_slice_bytes (gemm.h; measured: 8 columns of K = 5632, 45 KiB, streamed 14-16 GB/s per
+    // thread against 18-21 at K = 2048)
+    int64_t slice = 0;
+    const size_t slice_bytes = ggml_x_gemm_kernels_active()->rp_slice_bytes;
+    if (use16 && p->kern16r != NULL && p->n <= GGML_X_RP_COLS && p->n >= min16 && slice_bytes > 0 &&
+        (size_t) p->n * 32 * (size_t) p->l.nblk > slice_bytes) {
+        slice = GGML_X_MAX((int64_t) 4, (int64_t) (slice_bytes / ((size_t) p->n * 32)) & ~(int64_t) 3);
+    }
+    float sacc[MM_RP_SLICE_PAIRS * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
     const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
     const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
     const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
@@ -712,7 +747,32 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
         }
         // a group (or pair) is multiplied by every column set in turn while it is in L1
         const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
-        for (int64_t g = c * gchunk; g < g1; ) {
+        int64_t g = c * gchunk;
+        if (slice > 0) {
+            // one column set whose activations outgrow L1: up to MM_RP_SLICE_PAIRS pairs walked
+            // together, slice by slice, so a slice of the activations serves them all from L1
+            // (the sums continue across slices in block order: the same results)
+            const int nc = (int) p->n;
+            const uint8_t * set = (const uint8_t *) xbase;
+            mm_rp_dst_cols(dst, 0, nc, ne11, ne12, dcol);
+            for (; g + 1 < g1; ) {
+                const int64_t npair = GGML_X_MIN((int64_t) MM_RP_SLICE_PAIRS, (g1 - g) / 2);
+                memset(sacc, 0, sizeof(sacc));
+                for (int64_t b0 = 0; b0 < p->l.nblk; b0 += slice) {
+                    const int64_t b1 = GGML_X_MIN(p->l.nblk, b0 + slice);
+                    for (int64_t q = 0; q < npair; q++) {
+                        p->kern16r(p->l.nblk, b0, b1, nc, (const uint8_t *) a->data + (size_t) (g + 2*q) * gs, gs, set,
+                                   sacc + q * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS);
+                    }
+                }
+                for (int64_t q = 0; q < npair; q++) {
+                    mm_rp_store(dst, dcol, sacc + q * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS, nc, 2 * GGML_X_RP_ROWS,
+                                g + 2*q);
+                }
+                g += 2 * npair;
+            }
+        }
+        for (; g < g1; ) {
             const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * gs;
             const int rows = use16 && g + 1 < g1 ? 2 * GGML_X_RP_ROWS : GGML_X_RP_ROWS;
             for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
@@ -732,12 +792,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
                     p->kern(p->l.nblk, nc, grp, set, out);
                 }
                 mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
-                for (int j = 0; j < nc; j++) {
-                    char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * dst->nb[0];
-                    for (int r = 0; r < rows; r++) {
-                        *(float *) (d + (size_t) r * dst->nb[0]) = out[j*rows + r];
-                    }
-                }
+                mm_rp_store(dst, dcol, out, nc, rows, g);
             }
             g += rows / GGML_X_RP_ROWS;
         }

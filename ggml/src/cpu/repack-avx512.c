@@ -30,6 +30,8 @@
 
 // bytes ahead of the current block that the kernels prefetch
 #define RP_PREFETCH 1024
+// default of the slice size (gemm.h rp_slice_bytes)
+#define RP_SLICE_BYTES 16384
 
 typedef int32_t rp_i32u __attribute__((may_alias, aligned(4)));
 
@@ -185,55 +187,51 @@ GXV_INLINE __m512i rp_load2(const uint8_t * p, size_t gs) {
                               _mm256_loadu_si256((const __m256i *) (p + gs)), 1);
 }
 
-GXV_INLINE void rp16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
-                          float * out, const bool q4) {
-    const int64_t k = nblk * QK8_0;
-    const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0);
-    const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
-    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
-    const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
-    __m512 acc[GGML_X_RP_COLS];
-#pragma GCC unroll 8
-    for (int j = 0; j < nc; j++) {
-        acc[j] = _mm512_setzero_ps();
-    }
+// Prefetch distances of the 16-row kernels, in bytes ahead in each of the two weight streams:
+// into L1 (near) and L2 (far). Tunable through GGML_X_RP16_PF / GGML_X_RP16_FAR.
+static size_t rp16_pf_near = RP_PREFETCH;
+static size_t rp16_pf_far  = GGML_X_FAR_DISTANCE;
+// activation bytes of a column set above which MUL_MAT walks the weights in slices of blocks
+// (so that a slice of the activations stays in L1 while several row pairs use it); GGML_X_RP_SLICE
+static size_t rp_slice = RP_SLICE_BYTES;
+
+// one block of 16 rows (the block at blk in the first group, at blk + gs in the second) against
+// nc columns; the float steps are rp_block's, so each row's result is bit for bit the 8-row
+// kernel's (only the integer sums are grouped differently, which is exact)
+GXV_INLINE void rp16_block(const int nc, const uint8_t * blk, const uint8_t * scl, size_t gs, const int8_t * xq,
+                           const int32_t * corr, const float * dx, __m512 * acc, const bool q4) {
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i x80 = _mm512_set1_epi8((char) 0x80);
-    for (int64_t b = 0; b < nblk; b++) {
-        const int64_t b0 = b & ~(int64_t) 3;
-        const int64_t nin = nblk - b0 < 4 ? nblk - b0 : 4;
-        const uint8_t * run = grp + (size_t) b0 * bs8;
-        const uint8_t * blk = run + (size_t) (b - b0) * qb8;
-        const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
-        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK8_0;
-#pragma GCC unroll 8
-        for (size_t o = 0; o < bs8; o += 64) {
-            _mm_prefetch((const char *) blk + RP_PREFETCH + o, _MM_HINT_T0);
-            _mm_prefetch((const char *) blk + gs + RP_PREFETCH + o, _MM_HINT_T0);
-        }
-        ggml_x_prefetch_far(blk, GGML_X_FAR_DISTANCE, bs8);
-        ggml_x_prefetch_far(blk + gs, GGML_X_FAR_DISTANCE, bs8);
-        __m512i w[8];
-        if (q4) {
+    __m512i w[8];
+    if (q4) {
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) {
-                const __m512i v = rp_load2(blk + 32*c, gs);
-                w[c]     = _mm512_and_si512(v, m4);
-                w[4 + c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-            }
-        } else {
+        for (int c = 0; c < 4; c++) {
+            const __m512i v = rp_load2(blk + 32*c, gs);
+            w[c]     = _mm512_and_si512(v, m4);
+            w[4 + c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+    } else {
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) {
+            w[c] = _mm512_xor_si512(rp_load2(blk + 32*c, gs), x80);
+        }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) scl)),
+        _mm_loadu_si128((const __m128i *) (scl + gs)), 1));
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        const int8_t * xj = xq + 32*j;
+        __m512i s;
+        if (nc >= 4) {
+            // enough columns for independent chains: one chain per column (no final add)
+            s = _mm512_set1_epi32(corr[j]);
 #pragma GCC unroll 8
             for (int c = 0; c < 8; c++) {
-                w[c] = _mm512_xor_si512(rp_load2(blk + 32*c, gs), x80);
+                s = dpbusd_z(s, w[c], xj + (q4 ? (c < 4 ? 4*c : 16 + 4*(c - 4)) : 4*c));
             }
-        }
-        const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) scl)),
-            _mm_loadu_si128((const __m128i *) (scl + gs)), 1));
-#pragma GCC unroll 8
-        for (int j = 0; j < nc; j++) {
-            const int8_t * xj = xq + 32*j;
-            __m512i s0 = _mm512_set1_epi32(corr[b*nc + j]);
+        } else {
+            __m512i s0 = _mm512_set1_epi32(corr[j]);
             __m512i s1 = _mm512_setzero_si512();
             if (q4) {
 #pragma GCC unroll 4
@@ -248,8 +246,60 @@ GXV_INLINE void rp16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_
                     s1 = dpbusd_z(s1, w[c + 1], xj + 4*c + 4);
                 }
             }
-            const __m512 sc = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b*nc + j]));
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), sc, acc[j]);
+            s = _mm512_add_epi32(s0, s1);
+        }
+        const __m512 sc = _mm512_mul_ps(dw, _mm512_set1_ps(dx[j]));
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc[j]);
+    }
+}
+
+// Walked run by run (runs of 4 blocks, repack.c) as rp_cols; each cache line of both streams is
+// prefetched once per run, near (L1) and far (L2) ahead. Blocks b_beg..b_end-1 (b_beg a multiple
+// of 4); acc_in: continue from the sums in out (a slice after the first), else from zero.
+GXV_INLINE void rp16_cols(int64_t nblk, int64_t b_beg, int64_t b_end, const int nc, const uint8_t * grp, size_t gs,
+                          const uint8_t * set, float * out, const bool acc_in, const bool q4) {
+    const int64_t k = nblk * QK8_0;
+    const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0);
+    const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int32_t * corr = (const int32_t *) (set + ggml_x_rp_set_corr_off(k));
+    const size_t pf = __atomic_load_n(&rp16_pf_near, __ATOMIC_RELAXED);
+    const size_t far = __atomic_load_n(&rp16_pf_far, __ATOMIC_RELAXED);
+    __m512 acc[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+    for (int j = 0; j < nc; j++) {
+        acc[j] = acc_in ? _mm512_loadu_ps(out + j*2*GGML_X_RP_ROWS) : _mm512_setzero_ps();
+    }
+    const int64_t bfull = b_end < (nblk & ~(int64_t) 3) ? b_end : (nblk & ~(int64_t) 3); // end of the whole runs
+    int64_t b0 = b_beg;
+    for (; b0 + 4 <= bfull; b0 += 4) {
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+#pragma GCC unroll 18
+        for (size_t o = 0; o < 4 * bs8; o += 64) {
+            _mm_prefetch((const char *) run + pf + o, _MM_HINT_T0);
+            _mm_prefetch((const char *) run + gs + pf + o, _MM_HINT_T0);
+        }
+        if (far != 0) {
+#pragma GCC unroll 18
+            for (size_t o = 0; o < 4 * bs8; o += 64) {
+                _mm_prefetch((const char *) run + far + o, _MM_HINT_T1);
+                _mm_prefetch((const char *) run + gs + far + o, _MM_HINT_T1);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const int64_t b = b0 + i;
+            rp16_block(nc, run + (size_t) i * qb8, run + 4 * qb8 + (size_t) i * 16, gs,
+                       (const int8_t *) set + (size_t) b * nc * QK8_0, corr + b*nc, dx + b*nc, acc, q4);
+        }
+    }
+    if (b0 < b_end) { // the last, shorter run
+        const int64_t nin = nblk - b0;
+        const uint8_t * run = grp + (size_t) b0 * bs8;
+        for (int64_t i = 0; i < nin; i++) {
+            const int64_t b = b0 + i;
+            rp16_block(nc, run + (size_t) i * qb8, run + (size_t) nin * qb8 + (size_t) i * 16, gs,
+                       (const int8_t *) set + (size_t) b * nc * QK8_0, corr + b*nc, dx + b*nc, acc, q4);
         }
     }
 #pragma GCC unroll 8
@@ -258,26 +308,37 @@ GXV_INLINE void rp16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_
     }
 }
 
-GXV_INLINE void rp16_kernel(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set,
-                            float * out, const bool q4) {
+GXV_INLINE void rp16_kernel(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
+                            const uint8_t * set, float * out, const bool acc_in, const bool q4) {
     switch (ncols) {
-        case 1:  rp16_cols(nblk, 1, grp, gs, set, out, q4); break;
-        case 2:  rp16_cols(nblk, 2, grp, gs, set, out, q4); break;
-        case 3:  rp16_cols(nblk, 3, grp, gs, set, out, q4); break;
-        case 4:  rp16_cols(nblk, 4, grp, gs, set, out, q4); break;
-        case 5:  rp16_cols(nblk, 5, grp, gs, set, out, q4); break;
-        case 6:  rp16_cols(nblk, 6, grp, gs, set, out, q4); break;
-        case 7:  rp16_cols(nblk, 7, grp, gs, set, out, q4); break;
-        default: rp16_cols(nblk, 8, grp, gs, set, out, q4); break;
+        case 1:  rp16_cols(nblk, b0, b1, 1, grp, gs, set, out, acc_in, q4); break;
+        case 2:  rp16_cols(nblk, b0, b1, 2, grp, gs, set, out, acc_in, q4); break;
+        case 3:  rp16_cols(nblk, b0, b1, 3, grp, gs, set, out, acc_in, q4); break;
+        case 4:  rp16_cols(nblk, b0, b1, 4, grp, gs, set, out, acc_in, q4); break;
+        case 5:  rp16_cols(nblk, b0, b1, 5, grp, gs, set, out, acc_in, q4); break;
+        case 6:  rp16_cols(nblk, b0, b1, 6, grp, gs, set, out, acc_in, q4); break;
+        case 7:  rp16_cols(nblk, b0, b1, 7, grp, gs, set, out, acc_in, q4); break;
+        default: rp16_cols(nblk, b0, b1, 8, grp, gs, set, out, acc_in, q4); break;
     }
 }
 
 GXV static void rp16_q4_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
-    rp16_kernel(nblk, ncols, grp, gs, set, out, true);
+    rp16_kernel(nblk, 0, nblk, ncols, grp, gs, set, out, false, true);
 }
 
 GXV static void rp16_q8_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
-    rp16_kernel(nblk, ncols, grp, gs, set, out, false);
+    rp16_kernel(nblk, 0, nblk, ncols, grp, gs, set, out, false, false);
+}
+
+// a slice: continuing from acc (the caller zeroes it before the first slice)
+GXV static void rp16r_q4_0_vnni(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
+                                const uint8_t * set, float * acc) {
+    rp16_kernel(nblk, b0, b1, ncols, grp, gs, set, acc, true, true);
+}
+
+GXV static void rp16r_q8_0_vnni(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
+                                const uint8_t * set, float * acc) {
+    rp16_kernel(nblk, b0, b1, ncols, grp, gs, set, acc, true, false);
 }
 
 #define RPK_INLINE GXV_INLINE
@@ -429,12 +490,27 @@ void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     if (e != NULL) {
         __atomic_store_n(&rp_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
     }
+    e = getenv("GGML_X_RP_SLICE");
+    if (e != NULL) {
+        __atomic_store_n(&rp_slice, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    e = getenv("GGML_X_RP16_PF");
+    if (e != NULL) {
+        __atomic_store_n(&rp16_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    e = getenv("GGML_X_RP16_FAR");
+    if (e != NULL) {
+        __atomic_store_n(&rp16_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
     k->rp_q4_K = rp_q4_K_vnni;
     k->rp16_q4_0 = rp16_q4_0_vnni;
     k->rp16_q8_0 = rp16_q8_0_vnni;
     k->rp16_q4_K = rp16_q4_K_vnni;
+    k->rp16r_q4_0 = rp16r_q4_0_vnni;
+    k->rp16r_q8_0 = rp16r_q8_0_vnni;
+    k->rp_slice_bytes = __atomic_load_n(&rp_slice, __ATOMIC_RELAXED);
 }
 
 #endif // __x86_64__
