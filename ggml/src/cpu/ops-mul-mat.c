@@ -416,8 +416,10 @@ struct mm_gemm_plan {
 #define MM_RP_MAX_COLS   (8 * GGML_X_RP_COLS)
 #define MM_RP16_MAX_COLS (32 * GGML_X_RP_COLS)
 
-// chunks of row groups per thread on the repack kernels' path
-#define MM_RP_CHUNKS_PER_THREAD 16
+// chunks of row groups per thread on the repack kernels' path: eighths of the groups in one big
+// chunk per thread, then small chunks over the rest (mm_rp_forward)
+#define MM_RP_BIG_SHARE 5
+#define MM_RP_CHUNKS_PER_THREAD 8
 
 static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct ggml_tensor * b,
                                       const struct ggml_tensor * dst) {
@@ -667,6 +669,18 @@ static inline void mm_rp_store(const struct ggml_tensor * dst, char * const * dc
     }
 }
 
+// the dst lines mm_rp_store will write, fetched for writing while the kernel computes
+static inline void mm_rp_prefetch_dst(const struct ggml_tensor * dst, char * const * dcol, int nc, int rows, int64_t g) {
+    if (dst->nb[0] != sizeof(float)) {
+        return;
+    }
+    for (int j = 0; j < nc; j++) {
+        const char * d = dcol[j] + (size_t) (g * GGML_X_RP_ROWS) * sizeof(float);
+        __builtin_prefetch(d, 1, 3);
+        __builtin_prefetch(d + (size_t) rows * sizeof(float) - 1, 1, 3);
+    }
+}
+
 static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst, const struct mm_rp_plan * p) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
@@ -709,10 +723,17 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // compute-bound at half the instructions per weight (8 columns: 1.4-1.9x the 8-row speed).
     const int min16 = mm_rp16_min_cols(p->l.type);
     const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
-    int64_t gchunk = GGML_X_MAX((int64_t) 1, ngroups / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
-    if (use16) {
-        gchunk = (gchunk + 1) & ~(int64_t) 1;
-    }
+    // First each thread one big contiguous chunk (its first chunk, chunk ith: mm_next_chunk),
+    // MM_RP_BIG_SHARE eighths of the groups in all, then small chunks (about MM_RP_CHUNKS_PER_THREAD
+    // per thread over the rest) taken dynamically for the balance. The big chunks keep each
+    // thread's weight stream (and its prefetch distance) contiguous: with 16 small chunks per
+    // thread only, 8 columns took 2.2x one column at 2 threads against 1.85x with 4 (TinyLlama
+    // layer, tools/bench/bench-cols.c), the far prefetch running past each chunk's end.
+    const int64_t unit = use16 ? 2 : 1;
+    int64_t big = ngroups * MM_RP_BIG_SHARE / 8 / cc->nth / unit * unit;
+    int64_t gchunk = GGML_X_MAX((int64_t) 1, (ngroups - big * cc->nth) / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
+    gchunk = (gchunk + unit - 1) / unit * unit;
+    const int64_t gbig = big * cc->nth; // groups in the big chunks
     // slices of blocks (a multiple of 4, a run) when one column set's activations exceed
     // rp_slice_bytes (gemm.h; measured: 8 columns of K = 5632, 45 KiB, streamed 14-16 GB/s per
     // thread against 18-21 at K = 2048)
@@ -723,7 +744,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
         slice = GGML_X_MAX((int64_t) 4, (int64_t) (slice_bytes / ((size_t) p->n * 32)) & ~(int64_t) 3);
     }
     float sacc[MM_RP_SLICE_PAIRS * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
-    const int64_t ngc = (ngroups + gchunk - 1) / gchunk;
+    const int64_t ngc = (big > 0 ? cc->nth : 0) + (ngroups - gbig + gchunk - 1) / gchunk;
     const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
     const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
     char * dcol[GGML_X_RP_COLS];
@@ -746,8 +767,9 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             continue;
         }
         // a group (or pair) is multiplied by every column set in turn while it is in L1
-        const int64_t g1 = GGML_X_MIN(ngroups, (c + 1) * gchunk);
-        int64_t g = c * gchunk;
+        const int64_t cs = big > 0 ? c - cc->nth : c; // index among the small chunks (< 0: a big one)
+        int64_t g = cs < 0 ? c * big : gbig + cs * gchunk;
+        const int64_t g1 = cs < 0 ? g + big : GGML_X_MIN(ngroups, g + gchunk);
         if (slice > 0) {
             // one column set whose activations outgrow L1: up to MM_RP_SLICE_PAIRS pairs walked
             // together, slice by slice, so a slice of the activations serves them all from L1
@@ -758,6 +780,9 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             for (; g + 1 < g1; ) {
                 const int64_t npair = GGML_X_MIN((int64_t) MM_RP_SLICE_PAIRS, (g1 - g) / 2);
                 memset(sacc, 0, sizeof(sacc));
+                for (int64_t q = 0; q < npair; q++) {
+                    mm_rp_prefetch_dst(dst, dcol, nc, 2 * GGML_X_RP_ROWS, g + 2*q);
+                }
                 for (int64_t b0 = 0; b0 < p->l.nblk; b0 += slice) {
                     const int64_t b1 = GGML_X_MIN(p->l.nblk, b0 + slice);
                     for (int64_t q = 0; q < npair; q++) {
@@ -778,6 +803,8 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
                 const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
                 const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
+                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
+                mm_rp_prefetch_dst(dst, dcol, nc, rows, g);
                 if (rows > GGML_X_RP_ROWS && nc >= min16) {
                     p->kern16(p->l.nblk, nc, grp, gs, set, out);
                 } else if (rows > GGML_X_RP_ROWS) { // a pair by the 8-row kernel (out[j*16 + r])
@@ -791,7 +818,6 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
                 } else {
                     p->kern(p->l.nblk, nc, grp, set, out);
                 }
-                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
                 mm_rp_store(dst, dcol, out, nc, rows, g);
             }
             g += rows / GGML_X_RP_ROWS;
