@@ -48,6 +48,7 @@
 #include "cpu/quants-simd.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define MM_BLK_ROWS 16 // src0 rows per tile
 #define MM_BLK_COLS 4  // src1 columns per tile
@@ -631,9 +632,20 @@ static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
-// smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward)
-static inline int mm_rp16_min_cols(enum ggml_type type) {
-    return type == GGML_TYPE_Q8_0 ? 5 : 2;
+// smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward);
+// GGML_X_RP16_MIN overrides it for Q4_0 and Q8_0 (measurements; read once)
+static int mm_rp16_min_cols(enum ggml_type type) {
+    static int env = -1; // -1: not read yet, 0: unset
+    int e = __atomic_load_n(&env, __ATOMIC_RELAXED);
+    if (e < 0) {
+        const char * v = getenv("GGML_X_RP16_MIN");
+        e = v != NULL && atoi(v) > 0 ? atoi(v) : 0;
+        __atomic_store_n(&env, e, __ATOMIC_RELAXED);
+    }
+    if (type == GGML_TYPE_Q4_K) {
+        return 2;
+    }
+    return e > 0 ? e : 1;
 }
 
 // row pairs walked together in slices of blocks (mm_rp_forward)
@@ -716,11 +728,13 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
     // the same time, so the cost of a thread finishing late is a whole chunk
     // (an even number of groups with the 16-row kernels, which take them in pairs)
-    // The 16-row kernels for column sets of at least MM_RP16_MIN_COLS columns: they read two
-    // weight streams at once (the two groups), which measured 10-30 % slower than the 8-row
-    // kernel's one stream where memory is the limit (few columns: one for Q4_0/Q4_K, up to 4 for
-    // Q8_0, whose blocks hold twice the bytes per weight), while with more columns they are
-    // compute-bound at half the instructions per weight (8 columns: 1.4-1.9x the 8-row speed).
+    // The 16-row kernels for column sets of at least mm_rp16_min_cols columns: they read two
+    // weight streams at once (the two groups). With the prefetch of each stream placed in the
+    // next pair (repack-avx512.c) and one big chunk per thread, they beat the 8-row kernel's one
+    // stream for Q4_0 and Q8_0 from one column on (4096 x 4096 Q4_0, one column: 1 thread
+    // 355-410 -> 293-376 us, 2 threads 195-210 -> 175-180 us; Q8_0 1 thread 660-750 -> 570-630
+    // us; tools/bench/bench-matvec.c), at half the instructions per weight; Q4_K's 16-row kernel
+    // (no such prefetch) still from 2 columns.
     const int min16 = mm_rp16_min_cols(p->l.type);
     const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
     // First each thread one big contiguous chunk (its first chunk, chunk ith: mm_next_chunk),
