@@ -632,6 +632,19 @@ static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
+// eighths of the groups in the big chunks (MM_RP_BIG_SHARE; GGML_X_RP_BIG=0..7 overrides it,
+// 0: small chunks only, e.g. where other work often takes a core away; read once)
+static int mm_rp_big_share(void) {
+    static int share = -1;
+    int e = __atomic_load_n(&share, __ATOMIC_RELAXED);
+    if (e < 0) {
+        const char * v = getenv("GGML_X_RP_BIG");
+        e = v != NULL && atoi(v) >= 0 && atoi(v) < 8 ? atoi(v) : MM_RP_BIG_SHARE;
+        __atomic_store_n(&share, e, __ATOMIC_RELAXED);
+    }
+    return e;
+}
+
 // smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward);
 // GGML_X_RP16_MIN overrides it for Q4_0 and Q8_0 (measurements; read once)
 static int mm_rp16_min_cols(enum ggml_type type) {
@@ -744,7 +757,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // thread only, 8 columns took 2.2x one column at 2 threads against 1.85x with 4 (TinyLlama
     // layer, tools/bench/bench-cols.c), the far prefetch running past each chunk's end.
     const int64_t unit = use16 ? 2 : 1;
-    int64_t big = ngroups * MM_RP_BIG_SHARE / 8 / cc->nth / unit * unit;
+    int64_t big = ngroups * mm_rp_big_share() / 8 / cc->nth / unit * unit;
     int64_t gchunk = GGML_X_MAX((int64_t) 1, (ngroups - big * cc->nth) / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
     gchunk = (gchunk + unit - 1) / unit * unit;
     const int64_t gbig = big * cc->nth; // groups in the big chunks
