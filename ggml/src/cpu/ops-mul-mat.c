@@ -31,11 +31,13 @@
 //
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
 // path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
-// columns), phase 2 hands out chunks of whole row groups dynamically, and each group is read
-// once for all columns: the level's rp_* kernel computes 8 rows x up to 8 columns per call (the
-// AVX-512 VNNI level's rp16_* kernels 16 rows, two groups in 512-bit vectors, bit for bit the
-// same results), and a group stays in L1 while it is multiplied by every column set in turn; the
-// rows after the last whole group are plain and use the type's vec_dot. With more than
+// columns), phase 2 hands out chunks of whole row groups (one big contiguous chunk per thread,
+// then small ones dynamically), and each group is read once for all columns: the level's rp_*
+// kernel computes 8 rows x up to 8 columns per call (the AVX-512 VNNI level's rp16_* kernels 16
+// rows, two groups in 512-bit vectors, bit for bit the same results), and a group stays in L1
+// while it is multiplied by every column set in turn; one column set whose activations outgrow
+// L1 is walked in slices of blocks over several row pairs (rp16r_* kernels, the same results);
+// the rows after the last whole group are plain and use the type's vec_dot. With more than
 // MM_RP_MAX_COLS (with the 16-row kernels MM_RP16_MAX_COLS) columns per weight matrix, when the
 // int8 GEMM handles the type, chunks of rows are unpacked into thread scratch and multiplied there.
 // src1 must be F32.
