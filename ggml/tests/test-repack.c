@@ -530,8 +530,42 @@ static void test_other_ops_fail(void) {
     ggml_backend_free(be);
 }
 
+// activations prepared in pieces of blocks (as MUL_MAT's threads do) give the bytes of the whole
+// row's preparation, for every column of sets of 1..8 columns and odd block counts
+static void test_prep_pieces(void) {
+    static const int nblks[] = { 1, 3, 16, 17, 33, 70 };
+    for (int ti = 0; ti < 2; ti++) {
+        const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : GGML_TYPE_Q8_0;
+        for (size_t si = 0; si < sizeof(nblks) / sizeof(nblks[0]); si++) {
+            const int nblk = nblks[si], k = nblk * QK8_0;
+            const size_t sz = ggml_x_rp_set_size(k);
+            uint8_t * whole = malloc(sz), * pieces = malloc(sz);
+            float * x = malloc(sizeof(float) * (size_t) k);
+            for (int nc = 1; nc <= GGML_X_RP_COLS; nc += 3) {
+                memset(whole, 0x33, sz);
+                memset(pieces, 0x33, sz);
+                for (int j = 0; j < nc; j++) {
+                    for (int i = 0; i < k; i++) {
+                        x[i] = (j + 1) * rnd() * (i % 11 == 0 ? 1e4f : 1.0f);
+                    }
+                    ggml_x_rp_prep(t, x, k, whole, j, nc);
+                    for (int b0 = 0; b0 < nblk; b0 += 5) { // pieces of 5 (any size works)
+                        ggml_x_rp_prep_blocks(t, x, k, b0, b0 + 5 < nblk ? b0 + 5 : nblk, pieces, j, nc);
+                    }
+                }
+                T_CHECK_MSG(memcmp(whole, pieces, sz) == 0, "%s nblk=%d nc=%d: pieces differ from the whole row",
+                            ggml_type_name(t), nblk, nc);
+            }
+            free(whole);
+            free(pieces);
+            free(x);
+        }
+    }
+}
+
 int main(void) {
     T_RUN(test_registry);
+    T_RUN(test_prep_pieces);
     T_RUN(test_set_get);
     T_RUN(test_kernels);
     T_RUN(test_kernels16);

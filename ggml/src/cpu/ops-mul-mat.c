@@ -663,6 +663,10 @@ static int mm_rp16_min_cols(enum ggml_type type) {
     return e > 0 ? e : 1;
 }
 
+// blocks per piece of a column that phase 1 of mm_rp_forward prepares (a multiple of 16: the
+// per-block scales of a set's columns then fill whole cache lines)
+#define MM_RP_PREP_BLOCKS 16
+
 // row pairs walked together in slices of blocks (mm_rp_forward)
 #define MM_RP_SLICE_PAIRS 8
 
@@ -717,23 +721,39 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int64_t nsets = (p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS;
     float * tmp = (float *) (xbase + (size_t) nsets * p->set + (size_t) cc->ith * p->tmp);
 
-    // phase 1: every src1 column prepared once
+    // phase 1: every src1 column prepared once. Q4_0/Q8_0: in pieces of whole runs of
+    // MM_RP_PREP_BLOCKS blocks, piece-major (thread ith takes the same blocks of every column), so
+    // that no two threads write the same cache line of a set (its per-block scales of all
+    // columns share lines) and one column keeps every thread busy; Q4_K: by columns.
     mm_counter_init(cc);
-    int64_t c0, c1;
-    mm_split(p->n, cc->ith, cc->nth, &c0, &c1);
-    for (int64_t ic = c0; ic < c1; ic++) {
+    const bool by_blocks = p->l.type != GGML_TYPE_Q4_K;
+    const int64_t nblk = p->l.nblk;
+    const int64_t per = by_blocks ? GGML_X_MAX((int64_t) MM_RP_PREP_BLOCKS,
+        ((nblk + cc->nth - 1) / cc->nth + MM_RP_PREP_BLOCKS - 1) / MM_RP_PREP_BLOCKS * MM_RP_PREP_BLOCKS) : nblk;
+    const int64_t npiece = (nblk + per - 1) / per;
+    int64_t u0, u1;
+    mm_split(p->n * npiece, cc->ith, cc->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t ic = u % p->n, piece = u / p->n;
+        const int64_t b0 = piece * per, b1 = GGML_X_MIN(nblk, b0 + per);
+        const int64_t qk = k / nblk; // elements per block
         const int64_t i11 = ic % ne11, i12 = (ic / ne11) % ne12, i13 = ic / (ne11 * ne12);
         const char * src = (const char *) b->data + i11*b->nb[1] + i12*b->nb[2] + i13*b->nb[3];
         const float * row = (const float *) src;
         if (p->tmp != 0) {
-            for (int64_t i = 0; i < k; i++) {
+            for (int64_t i = b0 * qk; i < b1 * qk; i++) {
                 tmp[i] = *(const float *) (src + i*b->nb[0]);
             }
             row = tmp;
         }
         const int64_t set0 = ic / GGML_X_RP_COLS * GGML_X_RP_COLS;
-        ggml_x_rp_prep(p->l.type, row, k, (uint8_t *) xbase + (size_t) (ic / GGML_X_RP_COLS) * p->set,
-                       (int) (ic - set0), (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - set0));
+        uint8_t * set = (uint8_t *) xbase + (size_t) (ic / GGML_X_RP_COLS) * p->set;
+        const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - set0);
+        if (by_blocks) {
+            ggml_x_rp_prep_blocks(p->l.type, row, k, b0, b1, set, (int) (ic - set0), nc);
+        } else {
+            ggml_x_rp_prep(p->l.type, row, k, set, (int) (ic - set0), nc);
+        }
     }
     ggml_cpu_barrier(cc);
 

@@ -451,13 +451,18 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * 
         rp_prep_q4_K(x, k, set, j, nc);
         return;
     }
-    const int64_t nblk = k / QK8_0;
+    ggml_x_rp_prep_blocks(wtype, x, k, 0, k / QK8_0, set, j, nc);
+}
+
+void ggml_x_rp_prep_blocks(enum ggml_type wtype, const float * x, int64_t k, int64_t b0, int64_t b1, uint8_t * set,
+                           int j, int nc) {
     block_q8_0 * q = (block_q8_0 *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
     float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
     int32_t * corr = (int32_t *) (set + ggml_x_rp_set_corr_off(k));
-    ggml_x_cpu_type_traits(GGML_TYPE_Q8_0)->from_float(x, q, (int) k);
+    // q8_0 blocks are quantized independently: a piece gives the bytes of the whole row's
+    ggml_x_cpu_type_traits(GGML_TYPE_Q8_0)->from_float(x + b0 * QK8_0, q + b0, (int) ((b1 - b0) * QK8_0));
     const int32_t off = wtype == GGML_TYPE_Q4_0 ? -8 : -128;
-    for (int64_t b = 0; b < nblk; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         int32_t s = 0;
         for (int i = 0; i < QK8_0; i++) {
             s += q[b].qs[i];

@@ -62,6 +62,10 @@ size_t ggml_x_rp_set_corr_off(int64_t k);
 const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j);
 // prepares F32 row x (k elements) as column j of a set of nc columns
 void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc);
+// the same for blocks b0..b1-1 only (Q4_0 / Q8_0; x is still the whole row): pieces prepared
+// separately give the bytes of ggml_x_rp_prep
+void ggml_x_rp_prep_blocks(enum ggml_type wtype, const float * x, int64_t k, int64_t b0, int64_t b1, uint8_t * set,
+                           int j, int nc);
 
 // Kernel: out[j*8 + r] = dot(row r of the group at grp, column j of set) for j < ncols (1..8,
 // the set's column count), nblk blocks per row.
