@@ -300,6 +300,18 @@ static float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64_t nv, 
 
 #define AX2 __attribute__((target("avx2,fma,f16c")))
 
+// attn_round with F16C (the table lookup of GGML_FP16_TO_FP32 misses the cache in a decode step)
+AX2 static inline float attn_round_avx2(bool f16, float x) {
+    return f16 ? _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)) : x;
+}
+
+AX2 static inline float attn_hsum_avx2(__m256 x) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
 // dst of heads [j0, j0 + g) (g <= 8) of KV head hk for token n, over the nv cells idx: the
 // queries and probabilities are 8 lanes, one per head (lanes >= g are zero and unused).
 AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t j0, int64_t g,
@@ -336,7 +348,7 @@ AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n
             }
         }
         for (; d < D; d++) {
-            qt[d * 8 + j] = attn_round(f16, *(const float *) (qrow + d * q->nb[0]));
+            qt[d * 8 + j] = attn_round_avx2(f16, *(const float *) (qrow + d * q->nb[0]));
         }
     }
 
@@ -403,7 +415,7 @@ AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n
             }
         }
         for (; i < nv; i++) {
-            pt[i * 8 + j] = attn_round(f16, s->w[i] * inv);
+            pt[i * 8 + j] = attn_round_avx2(f16, s->w[i] * inv);
         }
     }
 
@@ -454,13 +466,6 @@ AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n
     }
 }
 
-AX2 static inline float attn_hsum_avx2(__m256 x) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
-}
-
 // dst of the G < 8 heads of KV head hk for token n over the nv cells idx (D a multiple of 8),
 // for groups too small to fill 8 lanes with heads: the scores are dot products with the lanes
 // over the head dimension, the outputs dot products with the lanes over 8 cells at a time (a
@@ -484,7 +489,7 @@ AX2 static void attn_masked_small_avx2(const struct ggml_tensor * dst, int64_t n
     for (int64_t j = 0; j < G; j++) {
         const char * qrow = (const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2];
         for (int64_t d = 0; d < D; d++) {
-            qf[j * D + d] = attn_round(f16, *(const float *) (qrow + d * q->nb[0]));
+            qf[j * D + d] = attn_round_avx2(f16, *(const float *) (qrow + d * q->nb[0]));
         }
     }
 
@@ -523,7 +528,7 @@ AX2 static void attn_masked_small_avx2(const struct ggml_tensor * dst, int64_t n
         const float inv = attn_softmax_row(vk, nv, s->w, s->sc + j * nv, scale, s->mval);
         float * pj = pp + j * nvp;
         for (int64_t i = 0; i < nv; i++) {
-            pj[i] = attn_round(f16, s->w[i] * inv);
+            pj[i] = attn_round_avx2(f16, s->w[i] * inv);
         }
         for (int64_t i = nv; i < nvp; i++) {
             pj[i] = 0.0f;
@@ -664,6 +669,27 @@ static void attn_masked_task(const struct ggml_tensor * dst, int64_t n, int64_t 
             memset((char *) out + j * dst->nb[1], 0, (size_t) Dv * sizeof(float));
         }
         return;
+    }
+    // request the K rows and the spans of the V rows the task reads, so that their misses (the
+    // cache is cold in a decode step: the weights went through since the last one) overlap; a
+    // few hundred lines at most (long runs of cells are for the hardware prefetcher)
+    {
+        const char * kb = (const char *) k->data + hk * k->nb[2];
+        const size_t krow = (size_t) k->ne[0] * ggml_type_size(k->type);
+        for (int64_t i = 0; i < GGML_X_MIN(nv, 64); i++) {
+            for (size_t o = 0; o < krow; o += 64) {
+                __builtin_prefetch(kb + s->idx[i] * k->nb[1] + o, 0, 3);
+            }
+        }
+        const size_t ves = ggml_type_size(v->type);
+        const char * vb = (const char *) v->data + hk * v->nb[2];
+        const size_t v0 = (size_t) s->idx[0] * ves, v1 = (size_t) s->idx[nv - 1] * ves;
+        const size_t lines = (v1 - (v0 & ~(size_t) 63)) / 64 + 1;
+        for (int64_t d = 0; d < Dv && lines * (size_t) Dv <= 1024; d++) {
+            for (size_t o = v0 & ~(size_t) 63; o <= v1; o += 64) {
+                __builtin_prefetch(vb + d * v->nb[1] + o, 0, 3);
+            }
+        }
     }
 #if defined(__x86_64__)
     const enum ggml_x_cpu_level level = ggml_x_cpu_level();
