@@ -84,3 +84,64 @@ func checkContPermuted(t *testing.T, typ ggml.Type, ne [4]int64, p [4]int, threa
 		}
 	}
 }
+
+// CPY of transposed and permuted F32 views into a dense F16 tensor (the KV cache's V store
+// converts while it transposes) against an element-by-element reference.
+func TestCpyTransposedF32ToF16(t *testing.T) {
+	shapes := [][4]int64{{1, 1, 1, 1}, {5, 3, 1, 1}, {256, 8, 1, 1}, {256, 1, 1, 1}, {33, 70, 1, 1}, {31, 17, 3, 2}}
+	perms := [][4]int{{1, 0, 2, 3}, {0, 2, 1, 3}, {2, 0, 1, 3}, {1, 2, 0, 3}}
+	for _, ne := range shapes {
+		for _, p := range perms {
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%v/%v/t%d", ne, p, threads), func(t *testing.T) {
+					ctx, err := ggml.NewContext(ggml.Params{MemSize: 64 << 20})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer ctx.Close()
+					src := ctx.NewTensor4D(ggml.TypeF32, ne[0], ne[1], ne[2], ne[3])
+					n := ne[0] * ne[1] * ne[2] * ne[3]
+					v := make([]float32, n)
+					for i := range v {
+						v[i] = float32(i%2047) - 1000 // exact in F16
+					}
+					if err := src.SetFloat32(v); err != nil {
+						t.Fatal(err)
+					}
+					var dne [4]int64
+					for d := 0; d < 4; d++ {
+						dne[p[d]] = ne[d]
+					}
+					h := ctx.Cpy(ctx.Permute(src, p[0], p[1], p[2], p[3]), ctx.NewTensor4D(ggml.TypeF16, dne[0], dne[1], dne[2], dne[3]))
+					res := ctx.Cpy(h, ctx.NewTensor4D(ggml.TypeF32, dne[0], dne[1], dne[2], dne[3]))
+					g := ctx.NewGraph()
+					g.BuildForwardExpand(res)
+					if err := ctx.Compute(g, threads); err != nil {
+						t.Fatal(err)
+					}
+					got, err := res.Float32()
+					if err != nil {
+						t.Fatal(err)
+					}
+					var i [4]int64
+					for i[3] = 0; i[3] < ne[3]; i[3]++ {
+						for i[2] = 0; i[2] < ne[2]; i[2]++ {
+							for i[1] = 0; i[1] < ne[1]; i[1]++ {
+								for i[0] = 0; i[0] < ne[0]; i[0]++ {
+									var j [4]int64
+									for d := 0; d < 4; d++ {
+										j[p[d]] = i[d]
+									}
+									want := v[((i[3]*ne[2]+i[2])*ne[1]+i[1])*ne[0]+i[0]]
+									if at := ((j[3]*dne[2]+j[2])*dne[1]+j[1])*dne[0] + j[0]; got[at] != want {
+										t.Fatalf("element %v: %v, want %v", i, got[at], want)
+									}
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -234,6 +234,21 @@ type TypeTraits struct {
 
 // the type the other operand of a dot product is converted to
 
+// AttnMasked is the attention of the queries q (F32 [D, H, N]: N tokens of H heads) over the M
+// cells of a KV cache, k [D, M, Hk] and v [M, Dv, Hk] (v transposed; both F16 or both F32),
+// under the additive F32 mask [>= M, >= N] (row n for token n): query head h reads KV head
+// h / (H/Hk), scores are scale·softcap(k·q) + mask with softcap(x) = c·tanh(x/c) (c = 0:
+// none), and the result, F32 [Dv, H, N], is the softmax-weighted sum of the V rows
+// (ggml_x_attn_masked). It computes what MulMat, SoftMaxExt and MulMat compute on the same
+// operands, visiting only the cells whose mask is not -Inf, so a batch of tokens of many
+// sequences sharing one cache does each sequence's work only. Backends without this variant
+// leave it to the CPU. It has no gradient.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) AttnMasked(q, k, v, mask *Tensor, scale, softcap float32) (r0 *Tensor) {
+	panic(noCgo("Context.AttnMasked"))
+}
+
 // SetParam marks t as a trainable parameter and gives it a gradient tensor (ggml_set_param).
 // Mark parameters before building the expressions that use them: an op result gets a gradient
 // only when one of its operands has one. It returns t.

@@ -88,6 +88,19 @@ func (b *builder) rope(x, factors *tensor) *tensor {
 		BetaFast: 32, BetaSlow: 1})
 }
 
+// fusedAttention makes the layers that run on the CPU compute attention with one AttnMasked
+// node, which does each token's visible cells only, instead of MulMat, SoftMaxExt, MulMat and
+// the copy of the heads, which score every token against every cell of the step: in a batch
+// of several sequences sharing the cache that is the work of every sequence for each token.
+// The same node for a sequence alone and in a batch also keeps their results equal. Tests
+// turn it off to compare the two.
+var fusedAttention = true
+
+// fused reports whether layer il computes attention with AttnMasked (see fusedAttention).
+func (b *builder) fused(il int) bool {
+	return fusedAttention && b.m.layers[il].dev < 0
+}
+
 // attnOpts are the per-layer choices of attention.
 type attnOpts struct {
 	kqScale float32 // scale of q·k before the softmax (0: 1/sqrt(head_dim))
@@ -123,6 +136,13 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 	mask := b.in.mask
 	if o.swa {
 		mask = b.in.maskSWA
+	}
+	if b.fused(il) {
+		// one node that visits only the cells each token's mask lets through
+		kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typ.RowSize(kw), kv.typ.RowSize(hd), 0)
+		vc := ctx.View3D(kv.v[il], nKV, hdv, nhkv, uint64(nCtx)*esz, uint64(nCtx)*uint64(hdv)*esz, 0)
+		kqv := ctx.AttnMasked(q, kc, vc, mask, scale, h.AttnSoftcap) // [hdv, nh, n]
+		return ctx.Reshape2D(kqv, hdv*nh, n)
 	}
 	qp := ctx.Permute(q, 0, 2, 1, 3) // [hd, n, nh]
 	kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typ.RowSize(kw), kv.typ.RowSize(hd), 0)

@@ -686,6 +686,12 @@ func allOpCases() []opCase {
 	add(opCase{name: "SoftMaxExt/nomask", covers: []string{"SoftMaxExt"}, in: []input{pos(-3, 3, 7, 4, 2)},
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.SoftMaxExt(x[0], nil, 0.25) },
 		ref:   func(x []*arr) *arr { return refSoftMax(x[0], nil, 0.25) }, tol: 1e-3})
+	// q [8, 4 heads, 3 tokens] over k [8, 5 cells, 2 KV heads], v [5, 8, 2], mask [5, 3]
+	add(opCase{name: "AttnMasked", in: []input{f32(8, 4, 3), f32(8, 5, 2), f32(5, 8, 2), pos(-2, 0, 5, 3)},
+		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
+			return c.AttnMasked(x[0], x[1], x[2], x[3], 0.35, 0)
+		},
+		ref: func(x []*arr) *arr { return refAttnMasked(x[0], x[1], x[2], x[3], 0.35) }, tol: 1e-3})
 	add(opCase{name: "Alibi", in: []input{f32(6, 3, 5)},
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.Alibi(x[0], 0, 5, 8) },
 		ref:   func(x []*arr) *arr { return refAlibi(x[0], 5, 8) }, tol: 1e-4})
@@ -836,4 +842,40 @@ func TestOpCoverage(t *testing.T) {
 	require.Empty(t, missing, "op wrappers without a reference test")
 	require.GreaterOrEqual(t, len(methods), 110)
 	t.Logf("%d op wrappers covered by %d cases", len(methods), len(allOpCases()))
+}
+
+// refAttnMasked is AttnMasked in float64: query head h of token n reads KV head h / (H/Hk),
+// p = softmax(scale * k.q + mask row n), out[:, h, n] = sum_m p_m v[m, :].
+func refAttnMasked(q, k, v, mask *arr, scale float64) *arr {
+	d, h, n := q.ne[0], q.ne[1], q.ne[2]
+	m, hk, dv := k.ne[1], k.ne[2], v.ne[1]
+	out := newArr(dv, h, n)
+	for t := 0; t < n; t++ {
+		for hh := 0; hh < h; hh++ {
+			g := hh / (h / hk)
+			s := make([]float64, m)
+			mx := math.Inf(-1)
+			for c := 0; c < m; c++ {
+				dot := 0.0
+				for i := 0; i < d; i++ {
+					dot += k.at(i, c, g, 0) * q.at(i, hh, t, 0)
+				}
+				s[c] = scale*dot + mask.at(c, t, 0, 0)
+				mx = math.Max(mx, s[c])
+			}
+			sum := 0.0
+			for c := range s {
+				s[c] = math.Exp(s[c] - mx)
+				sum += s[c]
+			}
+			for i := 0; i < dv; i++ {
+				o := 0.0
+				for c := 0; c < m; c++ {
+					o += s[c] / sum * v.at(c, i, g, 0)
+				}
+				out.set(i, hh, t, 0, o)
+			}
+		}
+	}
+	return out
 }

@@ -1725,6 +1725,27 @@ extern "C" {
             float                 beta_fast,
             float                 beta_slow);
 
+    // Attention of the queries q (F32 [D, H, N]: N tokens of H heads) over the M cells of a KV
+    // cache, k [D, M, Hk] and v [M, Dv, Hk] (v transposed; both F16 or both F32, rows dense),
+    // under an additive F32 mask [>= M, >= N] (row n for token n): for query head h, which reads
+    // KV head h / (H/Hk) as ggml_mul_mat broadcasts, s_m = scale * softcap(k_m . q) + mask[n, m]
+    // with softcap(x) = c * tanh(x / c) (c = 0: none), p = softmax(s) and out = sum_m p_m v[m, :].
+    // The result is F32 [Dv, H, N]. It computes what ggml_mul_mat, ggml_soft_max_ext and
+    // ggml_mul_mat compute on the same operands (q and p rounded to F16 for F16 k and v; the
+    // softmax exp of ggml_soft_max_ext), but visits only the cells whose mask is not -inf: a
+    // batch of tokens from many sequences in one cache does each sequence's work only. A token
+    // whose mask hides every cell gets zeros. The node is a GGML_OP_FLASH_ATTN with src[3] =
+    // mask and op_params[1] = 1; backends without this variant report it unsupported. It has no
+    // gradient.
+    GGML_API struct ggml_tensor * ggml_x_attn_masked(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * mask,
+            float                 scale,
+            float                 softcap);
+
 #ifdef  __cplusplus
 }
 #endif

@@ -307,6 +307,10 @@ static bool x_backward_flash_attn(struct x_grad_state * st, struct ggml_tensor *
     struct ggml_tensor * q = t->src[0];
     struct ggml_tensor * k = t->src[1];
     struct ggml_tensor * v = t->src[2];
+    if (ggml_x_get_op_params_i32(t, 1) == 1) {
+        ggml_x_error(ctx, "ggml_build_backward_expand: ggml_x_attn_masked has no gradient (node '%s')", t->name);
+        return false;
+    }
     const bool masked = ggml_x_get_op_params_i32(t, 0) != 0;
     struct ggml_tensor * fb = ggml_flash_attn_back(ctx, q, k, v, x_dense(st, g), masked);
     if (fb == NULL) {

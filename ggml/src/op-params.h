@@ -40,6 +40,10 @@ static inline void ggml_x_op_set_f32(struct ggml_tensor * t, int i, float v) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// FLASH_ATTN: i32 [0] masked (ggml_flash_attn's causal flag); ggml_x_attn_masked: i32 [1] = 1
+// (src[3] is the mask), f32 [2] scale, f32 [3] softcap.
+
+// ---------------------------------------------------------------------------------------------
 // ROPE and ROPE_BACK (ggml_rope*, ggml_rope_custom*, ggml_rope_xpos_inplace, ggml_rope_back,
 // ggml_x_rope_ext). Layout: i32 [0] n_past (unused, 0) [1] n_dims [2] mode [3] n_ctx
 // [4] n_orig_ctx; f32 [5] freq_base [6] freq_scale [7] ext_factor [8] attn_factor [9] beta_fast

@@ -265,20 +265,24 @@ static void dup_same_shape_f(const struct ggml_tensor * cc_src, struct ggml_tens
     }
 }
 
-// A transposing copy within one type of 4 or 2 bytes: dst dense along dim 0, src dense along
-// another dim q (a transposed or permuted view, e.g. the weights the backward pass of MUL_MAT
-// transposes). Copied in 32 x 32 tiles, so that the cache lines read from src are all used
-// before they are evicted, instead of one line per element. Returns false when it does not
-// apply.
+// A transposing copy within one type of 4 or 2 bytes, or from F32 to F16: dst dense along dim
+// 0, src dense along another dim q (a transposed or permuted view, e.g. the weights the
+// backward pass of MUL_MAT transposes, or the new values written into a transposed V cache).
+// Copied in 32 x 32 tiles, so that the cache lines read from src are all used before they are
+// evicted, instead of one line per element, and each line of dst is written by one thread.
+// Returns false when it does not apply.
 static bool dup_transpose_tiled(const struct ggml_tensor * src, struct ggml_tensor * dst, int ith, int nth) {
     const size_t es = ggml_type_size(dst->type);
-    if (src->type != dst->type || (es != 4 && es != 2) || dst->nb[0] != es || src->nb[0] == es ||
+    const bool to_f16 = src->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F16;
+    const size_t ses = ggml_type_size(src->type);
+    // (one value per row of dst, e.g. the V store of one token, is cheaper as a strided run)
+    if (!(src->type == dst->type || (to_f16 && dst->ne[0] > 1)) || (es != 4 && es != 2) || dst->nb[0] != es || src->nb[0] == ses ||
         src->data == dst->data) {
         return false;
     }
     int q = -1;
     for (int d = 1; d < 4 && q < 0; d++) {
-        if (src->nb[d] == es && src->ne[d] > 1) {
+        if (src->nb[d] == ses && src->ne[d] > 1) {
             q = d;
         }
     }
@@ -311,8 +315,14 @@ static bool dup_transpose_tiled(const struct ggml_tensor * src, struct ggml_tens
         const int64_t iqa = tiq * TB, iqb = GGML_X_MIN(iqa + TB, nq);
         for (int64_t iq = iqa; iq < iqb; iq++) {
             char * drow = db + iq * dst->nb[q];
-            const char * scol = sb + iq * es;
-            if (es == 4) {
+            const char * scol = sb + iq * ses;
+            if (to_f16) {
+                float f[TB];
+                for (int64_t i0 = i0a; i0 < i0b; i0++) {
+                    f[i0 - i0a] = *(const float *) (scol + i0 * snb0);
+                }
+                ggml_x_fp32_to_fp16_row_simd(f, (ggml_fp16_t *) drow + i0a, (int) (i0b - i0a));
+            } else if (es == 4) {
                 for (int64_t i0 = i0a; i0 < i0b; i0++) {
                     ((uint32_t *) drow)[i0] = *(const uint32_t *) (scol + i0 * snb0);
                 }

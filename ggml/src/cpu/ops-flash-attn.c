@@ -12,10 +12,21 @@
 
 #include "../ggml-impl.h"
 #include "rowconv.h"
+#include "vec.h"
 
 #include <math.h>
 
-static bool attn_supports(const struct ggml_tensor * dst) {
+// ggml_x_attn_masked (op_params i32[1] = 1) is at the end of the file; the FLASH_ATTN entry
+// points dispatch to it.
+static bool attn_masked_supports(const struct ggml_tensor * dst);
+static size_t attn_masked_work_size(const struct ggml_tensor * dst, int n_threads);
+static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst);
+
+static inline bool attn_is_masked_ext(const struct ggml_tensor * dst) {
+    return ggml_x_get_op_params_i32(dst, 1) == 1;
+}
+
+static bool attn_plain_supports(const struct ggml_tensor * dst) {
     const struct ggml_tensor * q = dst->src[0];
     const struct ggml_tensor * k = dst->src[1];
     const struct ggml_tensor * v = dst->src[2];
@@ -25,7 +36,14 @@ static bool attn_supports(const struct ggml_tensor * dst) {
            k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3];
 }
 
+static bool attn_supports(const struct ggml_tensor * dst) {
+    return attn_is_masked_ext(dst) ? attn_masked_supports(dst) : attn_plain_supports(dst);
+}
+
 static size_t attn_work_size(const struct ggml_tensor * dst, int n_threads) {
+    if (attn_is_masked_ext(dst)) {
+        return attn_masked_work_size(dst, n_threads);
+    }
     const int64_t M = dst->src[1]->ne[1];
     return 64 + (size_t) n_threads * (size_t) (2 * M + 8) * sizeof(double);
 }
@@ -68,6 +86,10 @@ static void attn_probs(const struct ggml_tensor * q, const struct ggml_tensor * 
 }
 
 static void flash_attn_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    if (attn_is_masked_ext(dst)) {
+        attn_masked_forward(cc, dst);
+        return;
+    }
     const struct ggml_tensor * q = dst->src[0];
     const struct ggml_tensor * k = dst->src[1];
     const struct ggml_tensor * v = dst->src[2];
@@ -100,7 +122,7 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn = {
 static bool attn_back_supports(const struct ggml_tensor * dst) {
     const struct ggml_tensor * q = dst->src[0];
     const struct ggml_tensor * d = dst->src[3];
-    return attn_supports(dst) && d != NULL && d->type == GGML_TYPE_F32 && ggml_are_same_shape(q, d) &&
+    return !attn_is_masked_ext(dst) && attn_plain_supports(dst) && d != NULL && d->type == GGML_TYPE_F32 && ggml_are_same_shape(q, d) &&
            ggml_is_contiguous(dst) &&
            ggml_nelements(dst) == ggml_nelements(q) + ggml_nelements(dst->src[1]) + ggml_nelements(dst->src[2]);
 }
@@ -166,3 +188,534 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
     .supports  = attn_back_supports,
     .work_size = attn_work_size,
 };
+
+// ---------------------------------------------------------------------------------------------
+// ggml_x_attn_masked: q [D, H, N] F32, k [D, M, Hk], v [M, Dv, Hk] (F16 or F32), mask F32
+// [>= M, >= N], f32[2] = scale, f32[3] = softcap; dst [Dv, H, N] F32. Query head h reads KV
+// head h / G, G = H / Hk. One task is a (token, KV head) pair: it lists the cells the token's
+// mask row lets through, scores them for the G query heads that share the KV head (each K row
+// converted once), takes the softmax of each head's scores with the row kernels of SOFT_MAX
+// (vec.h: the same fp16 exp), then sums the V columns of the listed cells weighted by the
+// probabilities. As MUL_MAT with F16 weights does, q and p are rounded to F16 when k and v are
+// F16. The per-head values are interleaved (G lanes per element) so that the inner loops run
+// over the G heads.
+
+struct attn_masked_scratch {
+    int32_t * idx;  // [M + 8] visible cells (padded to a multiple of 8)
+    float *   mval; // [M] their mask values
+    float *   sc;   // [G][M] scores, then probabilities
+    float *   w;    // [M] softmax row
+    float *   pt;   // [M][G] probabilities, interleaved
+    float *   qt;   // [D][G] queries, interleaved
+    float *   acc;  // [Dv][G] outputs, interleaved
+    float *   kf;   // [4][D] K rows as F32
+};
+
+static size_t attn_masked_floats(int64_t M, int64_t G, int64_t D, int64_t Dv) {
+    G = (G + 7) / 8 * 8; // the AVX2 path works on 8 heads at a time
+    const int64_t n = M * 3 + 8 + 2 * G * M + 8 * G + D * G + Dv * G + 4 * D;
+    return (size_t) ((n + 16 * 8 + 15) / 16 * 16); // each array rounded up to a cache line below
+}
+
+static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * cc, int64_t M, int64_t G,
+                                                    int64_t D, int64_t Dv) {
+    G = (G + 7) / 8 * 8;
+    float * base = (float *) (((uintptr_t) cc->wdata + 63) & ~(uintptr_t) 63);
+    float * p = base + (size_t) cc->ith * attn_masked_floats(M, G, D, Dv);
+#define CARVE(n) (p += ((n) + 15) / 16 * 16, p - ((n) + 15) / 16 * 16)
+    // (attn_masked_floats counts the same arrays, plus slack)
+    struct attn_masked_scratch s;
+    s.idx  = (int32_t *) CARVE(M + 8);
+    s.mval = CARVE(M);
+    s.sc   = CARVE(G * M);
+    s.w    = CARVE(M);
+    s.pt   = CARVE((M + 8) * G);
+    s.qt   = CARVE(D * G);
+    s.acc  = CARVE(Dv * G);
+    s.kf   = CARVE(4 * D);
+#undef CARVE
+    return s;
+}
+
+static bool attn_masked_supports(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const struct ggml_tensor * mask = dst->src[3];
+    if (q == NULL || k == NULL || v == NULL || mask == NULL) {
+        return false;
+    }
+    if (q->type != GGML_TYPE_F32 || mask->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32 ||
+        !(k->type == GGML_TYPE_F16 || k->type == GGML_TYPE_F32) || v->type != k->type) {
+        return false;
+    }
+    const size_t es = ggml_type_size(k->type);
+    return k->nb[0] == es && v->nb[0] == es && mask->nb[0] == sizeof(float) && q->nb[0] == sizeof(float) &&
+           ggml_is_contiguous(dst) && k->ne[0] == q->ne[0] && k->ne[2] > 0 && q->ne[1] % k->ne[2] == 0 &&
+           v->ne[0] == k->ne[1] && v->ne[2] == k->ne[2] && mask->ne[0] >= k->ne[1] && mask->ne[1] >= q->ne[2] &&
+           dst->ne[0] == v->ne[1] && dst->ne[1] == q->ne[1] && dst->ne[2] == q->ne[2] && dst->ne[3] == 1 &&
+           q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1;
+}
+
+static size_t attn_masked_work_size(const struct ggml_tensor * dst, int n_threads) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const int64_t G = q->ne[1] / k->ne[2];
+    return 64 + (size_t) n_threads * attn_masked_floats(k->ne[1], G, k->ne[0], v->ne[1]) * sizeof(float);
+}
+
+static inline float attn_load(bool f16, const char * p) {
+    return f16 ? GGML_FP16_TO_FP32(*(const ggml_fp16_t *) p) : *(const float *) p;
+}
+
+static inline float attn_round(bool f16, float x) {
+    return f16 ? GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(x)) : x;
+}
+
+// y[j] += a * x[j] for j < G
+static inline void attn_axpy(int64_t G, float * restrict y, float a, const float * restrict x) {
+    if (G == 8) {
+        for (int j = 0; j < 8; j++) {
+            y[j] += a * x[j];
+        }
+        return;
+    }
+    for (int64_t j = 0; j < G; j++) {
+        y[j] += a * x[j];
+    }
+}
+
+// the softmax of the nv scores sc (scaled, plus the mask values mval) into w, as SOFT_MAX
+// computes a dense row; returns 1/sum
+static float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64_t nv, float * w, const float * sc,
+                              float scale, const float * mval) {
+    const float mx = vk->scale_mask_max(nv, w, sc, scale, mval);
+    const double sum = vk->exp_sum(nv, w, mx);
+    return (float) (1.0 / sum);
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define AX2 __attribute__((target("avx2,fma,f16c")))
+
+// attn_round with F16C (the table lookup of GGML_FP16_TO_FP32 misses the cache in a decode step)
+AX2 static inline float attn_round_avx2(bool f16, float x) {
+    return f16 ? _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)) : x;
+}
+
+AX2 static inline float attn_hsum_avx2(__m256 x) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
+// dst of heads [j0, j0 + g) (g <= 8) of KV head hk for token n, over the nv cells idx: the
+// queries and probabilities are 8 lanes, one per head (lanes >= g are zero and unused).
+AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t j0, int64_t g,
+                                       int64_t nv, const struct attn_masked_scratch * s) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const float scale = ggml_x_get_op_params_f32(dst, 2);
+    const float softcap = ggml_x_get_op_params_f32(dst, 3);
+    const bool f16 = k->type == GGML_TYPE_F16;
+    const int64_t D = q->ne[0], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
+    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    float * qt = s->qt;
+    float * pt = s->pt;
+    float * kf = s->kf;
+    float tmp[4][8] __attribute__((aligned(32)));
+
+    // queries, interleaved [D][8] (rounded to F16 by F16C: round to nearest even, as
+    // GGML_FP32_TO_FP16)
+    memset(qt, 0, (size_t) (D * 8) * sizeof(float));
+    for (int64_t j = 0; j < g; j++) {
+        const char * qrow = (const char *) q->data + (hk * G + j0 + j) * q->nb[1] + n * q->nb[2];
+        int64_t d = 0;
+        if (q->nb[0] == sizeof(float)) {
+            for (; d + 8 <= D; d += 8) {
+                __m256 x = _mm256_loadu_ps((const float *) qrow + d);
+                if (f16) {
+                    x = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+                }
+                _mm256_store_ps(kf, x);
+                for (int e = 0; e < 8; e++) {
+                    qt[(d + e) * 8 + j] = kf[e];
+                }
+            }
+        }
+        for (; d < D; d++) {
+            qt[d * 8 + j] = attn_round_avx2(f16, *(const float *) (qrow + d * q->nb[0]));
+        }
+    }
+
+    // scores, 4 cells at a time (each K row converted once for the 8 heads)
+    const char * kbase = (const char *) k->data + hk * k->nb[2];
+    for (int64_t i0 = 0; i0 < nv; i0 += 4) {
+        const int nr = (int) GGML_X_MIN(4, nv - i0);
+        const float * rows[4];
+        for (int r = 0; r < 4; r++) {
+            const char * krow = kbase + s->idx[i0 + (r < nr ? r : 0)] * k->nb[1];
+            if (f16) {
+                float * dstrow = kf + r * D;
+                int64_t d = 0;
+                for (; d + 8 <= D; d += 8) {
+                    _mm256_storeu_ps(dstrow + d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2))));
+                }
+                for (; d < D; d++) {
+                    dstrow[d] = GGML_FP16_TO_FP32(((const ggml_fp16_t *) krow)[d]);
+                }
+                rows[r] = dstrow;
+            } else {
+                rows[r] = (const float *) krow;
+            }
+        }
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (int64_t d = 0; d < D; d++) {
+            const __m256 qd = _mm256_load_ps(qt + d * 8);
+            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[0] + d), qd, a0);
+            a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[1] + d), qd, a1);
+            a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[2] + d), qd, a2);
+            a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[3] + d), qd, a3);
+        }
+        _mm256_store_ps(tmp[0], a0);
+        _mm256_store_ps(tmp[1], a1);
+        _mm256_store_ps(tmp[2], a2);
+        _mm256_store_ps(tmp[3], a3);
+        for (int r = 0; r < nr; r++) {
+            for (int64_t j = 0; j < g; j++) {
+                float x = tmp[r][j];
+                if (softcap > 0) {
+                    x = softcap * tanhf(x / softcap);
+                }
+                s->sc[j * nv + i0 + r] = x;
+            }
+        }
+    }
+
+    // probabilities, interleaved [nv][8]
+    for (int64_t i = 0; i < nv; i++) {
+        _mm256_store_ps(pt + i * 8, _mm256_setzero_ps());
+    }
+    for (int64_t j = 0; j < g; j++) {
+        const float inv = attn_softmax_row(vk, nv, s->w, s->sc + j * nv, scale, s->mval);
+        const __m256 vinv = _mm256_set1_ps(inv);
+        int64_t i = 0;
+        for (; i + 8 <= nv; i += 8) {
+            __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s->w + i), vinv);
+            if (f16) {
+                x = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+            }
+            _mm256_store_ps(tmp[0], x);
+            for (int e = 0; e < 8; e++) {
+                pt[(i + e) * 8 + j] = tmp[0][e];
+            }
+        }
+        for (; i < nv; i++) {
+            pt[i * 8 + j] = attn_round_avx2(f16, s->w[i] * inv);
+        }
+    }
+
+    // outputs, 4 rows of V at a time
+    const char * vbase = (const char *) v->data + hk * v->nb[2];
+    const int32_t * idx = s->idx;
+    float * out = (float *) ((char *) dst->data + (hk * G + j0) * dst->nb[1] + n * dst->nb[2]);
+    for (int64_t d0 = 0; d0 < Dv; d0 += 4) {
+        const int nd = (int) GGML_X_MIN(4, Dv - d0);
+        const char * vr[4];
+        for (int r = 0; r < 4; r++) {
+            vr[r] = vbase + (d0 + (r < nd ? r : 0)) * v->nb[1];
+        }
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        if (f16) {
+            const ggml_fp16_t *v0 = (const ggml_fp16_t *) vr[0], *v1 = (const ggml_fp16_t *) vr[1],
+                              *v2 = (const ggml_fp16_t *) vr[2], *v3 = (const ggml_fp16_t *) vr[3];
+            for (int64_t i = 0; i < nv; i++) {
+                const __m256 p = _mm256_load_ps(pt + i * 8);
+                const int32_t m = idx[i];
+                a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v0[m])), p, a0);
+                a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v1[m])), p, a1);
+                a2 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v2[m])), p, a2);
+                a3 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v3[m])), p, a3);
+            }
+        } else {
+            const float *v0 = (const float *) vr[0], *v1 = (const float *) vr[1], *v2 = (const float *) vr[2],
+                        *v3 = (const float *) vr[3];
+            for (int64_t i = 0; i < nv; i++) {
+                const __m256 p = _mm256_load_ps(pt + i * 8);
+                const int32_t m = idx[i];
+                a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(v0 + m), p, a0);
+                a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(v1 + m), p, a1);
+                a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(v2 + m), p, a2);
+                a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(v3 + m), p, a3);
+            }
+        }
+        _mm256_store_ps(tmp[0], a0);
+        _mm256_store_ps(tmp[1], a1);
+        _mm256_store_ps(tmp[2], a2);
+        _mm256_store_ps(tmp[3], a3);
+        for (int64_t j = 0; j < g; j++) {
+            float * o = (float *) ((char *) out + j * dst->nb[1]);
+            for (int r = 0; r < nd; r++) {
+                o[d0 + r] = tmp[r][j];
+            }
+        }
+    }
+}
+
+// dst of the G < 8 heads of KV head hk for token n over the nv cells idx (D a multiple of 8),
+// for groups too small to fill 8 lanes with heads: the scores are dot products with the lanes
+// over the head dimension, the outputs dot products with the lanes over 8 cells at a time (a
+// plain load where the 8 cells are consecutive, as they are for one sequence).
+AX2 static void attn_masked_small_avx2(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t nv,
+                                       const struct attn_masked_scratch * s) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const float scale = ggml_x_get_op_params_f32(dst, 2);
+    const float softcap = ggml_x_get_op_params_f32(dst, 3);
+    const bool f16 = k->type == GGML_TYPE_F16;
+    const int64_t D = q->ne[0], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
+    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const int64_t nvp = (nv + 7) / 8 * 8;
+    float * qf = s->qt; // [G][D]
+    float * pp = s->pt; // [G][nvp]
+    float * kf = s->kf;
+    int32_t * idx = s->idx;
+
+    for (int64_t j = 0; j < G; j++) {
+        const char * qrow = (const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2];
+        for (int64_t d = 0; d < D; d++) {
+            qf[j * D + d] = attn_round_avx2(f16, *(const float *) (qrow + d * q->nb[0]));
+        }
+    }
+
+    // scores
+    const char * kbase = (const char *) k->data + hk * k->nb[2];
+    for (int64_t i = 0; i < nv; i++) {
+        const char * krow = kbase + idx[i] * k->nb[1];
+        const float * kr = (const float *) krow;
+        if (f16) {
+            for (int64_t d = 0; d < D; d += 8) {
+                _mm256_store_ps(kf + d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2))));
+            }
+            kr = kf;
+        }
+        for (int64_t j = 0; j < G; j++) {
+            const float * qj = qf + j * D;
+            __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+            int64_t d = 0;
+            for (; d + 16 <= D; d += 16) {
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d), _mm256_loadu_ps(qj + d), a0);
+                a1 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d + 8), _mm256_loadu_ps(qj + d + 8), a1);
+            }
+            if (d < D) {
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d), _mm256_loadu_ps(qj + d), a0);
+            }
+            float x = attn_hsum_avx2(_mm256_add_ps(a0, a1));
+            if (softcap > 0) {
+                x = softcap * tanhf(x / softcap);
+            }
+            s->sc[j * nv + i] = x;
+        }
+    }
+
+    // probabilities, [G][nvp] with zeros after nv; idx padded with a valid cell
+    for (int64_t j = 0; j < G; j++) {
+        const float inv = attn_softmax_row(vk, nv, s->w, s->sc + j * nv, scale, s->mval);
+        float * pj = pp + j * nvp;
+        for (int64_t i = 0; i < nv; i++) {
+            pj[i] = attn_round_avx2(f16, s->w[i] * inv);
+        }
+        for (int64_t i = nv; i < nvp; i++) {
+            pj[i] = 0.0f;
+        }
+    }
+    for (int64_t i = nv; i < nvp; i++) {
+        idx[i] = idx[nv - 1];
+    }
+
+    // outputs: per row d of V, dot products over the cells, 8 at a time
+    const char * vbase = (const char *) v->data + hk * v->nb[2];
+    float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
+    __m256 acc[8];
+    for (int64_t d = 0; d < Dv; d++) {
+        const char * vrow = vbase + d * v->nb[1];
+        for (int64_t j = 0; j < G; j++) {
+            acc[j] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < nvp; i += 8) {
+            __m256 vv;
+            const int32_t m0 = idx[i];
+            if (i + 8 <= nv && idx[i + 7] - m0 == 7) { // 8 increasing cells: consecutive
+                vv = f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (vrow + (size_t) m0 * 2)))
+                         : _mm256_loadu_ps((const float *) vrow + m0);
+            } else if (f16) {
+                const ggml_fp16_t * vr = (const ggml_fp16_t *) vrow;
+                vv = _mm256_setr_ps(_cvtsh_ss(vr[idx[i]]), _cvtsh_ss(vr[idx[i + 1]]), _cvtsh_ss(vr[idx[i + 2]]),
+                                    _cvtsh_ss(vr[idx[i + 3]]), _cvtsh_ss(vr[idx[i + 4]]), _cvtsh_ss(vr[idx[i + 5]]),
+                                    _cvtsh_ss(vr[idx[i + 6]]), _cvtsh_ss(vr[idx[i + 7]]));
+            } else {
+                const float * vr = (const float *) vrow;
+                vv = _mm256_setr_ps(vr[idx[i]], vr[idx[i + 1]], vr[idx[i + 2]], vr[idx[i + 3]], vr[idx[i + 4]],
+                                    vr[idx[i + 5]], vr[idx[i + 6]], vr[idx[i + 7]]);
+            }
+            for (int64_t j = 0; j < G; j++) {
+                acc[j] = _mm256_fmadd_ps(vv, _mm256_loadu_ps(pp + j * nvp + i), acc[j]);
+            }
+        }
+        for (int64_t j = 0; j < G; j++) {
+            ((float *) ((char *) out + j * dst->nb[1]))[d] = attn_hsum_avx2(acc[j]);
+        }
+    }
+}
+#endif
+
+// dst of every head of KV head hk for token n over the nv cells idx, without SIMD
+static void attn_masked_heads_scalar(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t nv,
+                                     const struct attn_masked_scratch * s) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const float scale = ggml_x_get_op_params_f32(dst, 2);
+    const float softcap = ggml_x_get_op_params_f32(dst, 3);
+    const bool f16 = k->type == GGML_TYPE_F16;
+    const int64_t D = q->ne[0], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
+    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
+
+    // queries of the G heads, interleaved
+    for (int64_t j = 0; j < G; j++) {
+        const char * qrow = (const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2];
+        for (int64_t d = 0; d < D; d++) {
+            s->qt[d * G + j] = attn_round(f16, *(const float *) (qrow + d * q->nb[0]));
+        }
+    }
+
+    // scores
+    const char * kbase = (const char *) k->data + hk * k->nb[2];
+    for (int64_t i = 0; i < nv; i++) {
+        const char * krow = kbase + s->idx[i] * k->nb[1];
+        const float * kf;
+        if (f16) {
+            ggml_fp16_to_fp32_row((const ggml_fp16_t *) krow, s->kf, (int) D);
+            kf = s->kf;
+        } else {
+            kf = (const float *) krow;
+        }
+        float * acc = s->acc; // free until the V sum
+        memset(acc, 0, (size_t) G * sizeof(float));
+        for (int64_t d = 0; d < D; d++) {
+            attn_axpy(G, acc, kf[d], s->qt + d * G);
+        }
+        for (int64_t j = 0; j < G; j++) {
+            float x = acc[j];
+            if (softcap > 0) {
+                x = softcap * tanhf(x / softcap);
+            }
+            s->sc[j * nv + i] = x;
+        }
+    }
+
+    // softmax per head
+    for (int64_t j = 0; j < G; j++) {
+        const float inv = attn_softmax_row(vk, nv, s->w, s->sc + j * nv, scale, s->mval);
+        for (int64_t i = 0; i < nv; i++) {
+            s->pt[i * G + j] = attn_round(f16, s->w[i] * inv);
+        }
+    }
+
+    // weighted sum of the V columns
+    const char * vbase = (const char *) v->data + hk * v->nb[2];
+    memset(s->acc, 0, (size_t) (Dv * G) * sizeof(float));
+    for (int64_t d = 0; d < Dv; d++) {
+        const char * vrow = vbase + d * v->nb[1];
+        float * acc = s->acc + d * G;
+        for (int64_t i = 0; i < nv; i++) {
+            attn_axpy(G, acc, attn_load(f16, vrow + (size_t) s->idx[i] * ggml_type_size(v->type)), s->pt + i * G);
+        }
+    }
+    for (int64_t j = 0; j < G; j++) {
+        float * o = (float *) ((char *) out + j * dst->nb[1]);
+        for (int64_t d = 0; d < Dv; d++) {
+            o[d] = s->acc[d * G + j];
+        }
+    }
+}
+
+static void attn_masked_task(const struct ggml_tensor * dst, int64_t n, int64_t hk, const struct attn_masked_scratch * s) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const struct ggml_tensor * mask = dst->src[3];
+    const int64_t M = k->ne[1], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
+
+    // the cells the token sees
+    const float * mrow = (const float *) ((const char *) mask->data + n * mask->nb[1]);
+    int64_t nv = 0;
+    for (int64_t m = 0; m < M; m++) {
+        if (mrow[m] != -INFINITY) {
+            s->idx[nv] = (int32_t) m;
+            s->mval[nv] = mrow[m];
+            nv++;
+        }
+    }
+    if (nv == 0) {
+        float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
+        for (int64_t j = 0; j < G; j++) {
+            memset((char *) out + j * dst->nb[1], 0, (size_t) Dv * sizeof(float));
+        }
+        return;
+    }
+    // request the K rows and the spans of the V rows the task reads, so that their misses (the
+    // cache is cold in a decode step: the weights went through since the last one) overlap; a
+    // few hundred lines at most (long runs of cells are for the hardware prefetcher)
+    {
+        const char * kb = (const char *) k->data + hk * k->nb[2];
+        const size_t krow = (size_t) k->ne[0] * ggml_type_size(k->type);
+        for (int64_t i = 0; i < GGML_X_MIN(nv, 64); i++) {
+            for (size_t o = 0; o < krow; o += 64) {
+                __builtin_prefetch(kb + s->idx[i] * k->nb[1] + o, 0, 3);
+            }
+        }
+        const size_t ves = ggml_type_size(v->type);
+        const char * vb = (const char *) v->data + hk * v->nb[2];
+        const size_t v0 = (size_t) s->idx[0] * ves, v1 = (size_t) s->idx[nv - 1] * ves;
+        const size_t lines = (v1 - (v0 & ~(size_t) 63)) / 64 + 1;
+        for (int64_t d = 0; d < Dv && lines * (size_t) Dv <= 1024; d++) {
+            for (size_t o = v0 & ~(size_t) 63; o <= v1; o += 64) {
+                __builtin_prefetch(vb + d * v->nb[1] + o, 0, 3);
+            }
+        }
+    }
+#if defined(__x86_64__)
+    const enum ggml_x_cpu_level level = ggml_x_cpu_level();
+    if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON) {
+        if (G < 8 && k->ne[0] % 8 == 0) {
+            attn_masked_small_avx2(dst, n, hk, nv, s);
+            return;
+        }
+        for (int64_t j0 = 0; j0 < G; j0 += 8) {
+            attn_masked_heads_avx2(dst, n, hk, j0, GGML_X_MIN(8, G - j0), nv, s);
+        }
+        return;
+    }
+#endif
+    attn_masked_heads_scalar(dst, n, hk, nv, s);
+}
+
+static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+    const int64_t Hk = k->ne[2], N = q->ne[2], G = q->ne[1] / Hk;
+    const struct attn_masked_scratch s = attn_masked_carve(cc, k->ne[1], G, k->ne[0], v->ne[1]);
+    int64_t t0, t1;
+    rowconv_split(N * Hk, cc->ith, cc->nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) {
+        attn_masked_task(dst, t / Hk, t % Hk, &s);
+    }
+}

@@ -6,6 +6,8 @@
 
 #include "ops-common.h"
 
+#include <math.h>
+
 static bool x_attn_shapes_ok(const struct ggml_tensor * q, const struct ggml_tensor * k, const struct ggml_tensor * v) {
     return k->ne[0] == q->ne[0] && v->ne[1] == q->ne[0] && v->ne[0] == k->ne[1] && v->ne[2] == k->ne[2] &&
            k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0 && k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3];
@@ -48,6 +50,46 @@ struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml
     struct ggml_tensor * result = x_op_new(ctx, fn, GGML_OP_FLASH_ATTN_BACK, GGML_TYPE_F32, ne, 4, srcs);
     if (result != NULL) {
         ggml_x_set_op_params_i32(result, 0, masked ? 1 : 0);
+    }
+    return result;
+}
+
+// ggml_x_attn_masked: see ggml.h. A GGML_OP_FLASH_ATTN with src[3] = mask and op_params
+// i32[1] = 1 (the layout is in op-params.h).
+static bool x_attn_masked_shapes_ok(const struct ggml_tensor * q, const struct ggml_tensor * k,
+                                    const struct ggml_tensor * v, const struct ggml_tensor * mask) {
+    return k->ne[0] == q->ne[0] && k->ne[2] > 0 && q->ne[1] % k->ne[2] == 0 && v->ne[0] == k->ne[1] &&
+           v->ne[2] == k->ne[2] && q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1 && mask->ne[0] >= k->ne[1] &&
+           mask->ne[1] >= q->ne[2] && mask->ne[2] == 1 && mask->ne[3] == 1;
+}
+
+struct ggml_tensor * ggml_x_attn_masked(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                        struct ggml_tensor * v, struct ggml_tensor * mask, float scale,
+                                        float softcap) {
+    const char * fn = "ggml_x_attn_masked";
+    X_CHECK_CTX(ctx, fn);
+    X_CHECK_TENSOR(ctx, fn, q);
+    X_CHECK_TENSOR(ctx, fn, k);
+    X_CHECK_TENSOR(ctx, fn, v);
+    X_CHECK_TENSOR(ctx, fn, mask);
+    GGML_X_CHECK(ctx, x_attn_masked_shapes_ok(q, k, v, mask),
+                 "%s: need q [D,H,N], k [D,M,Hk], v [M,Dv,Hk] with H a multiple of Hk and a mask of at least "
+                 "[M,N] (q %s, k %s, v %s, mask %s)",
+                 fn, X_SHAPE(q), X_SHAPE(k), X_SHAPE(v), X_SHAPE(mask));
+    GGML_X_CHECK(ctx, q->type == GGML_TYPE_F32 && mask->type == GGML_TYPE_F32, "%s: q and mask must be F32", fn);
+    GGML_X_CHECK(ctx,
+                 (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && v->type == k->type &&
+                     k->nb[0] == ggml_type_size(k->type) && v->nb[0] == ggml_type_size(v->type),
+                 "%s: k and v must be both F16 or both F32, with dense rows", fn);
+    GGML_X_CHECK(ctx, isfinite(scale) && isfinite(softcap) && softcap >= 0, "%s: scale and softcap must be finite (softcap >= 0)", fn);
+    const int64_t ne[GGML_MAX_DIMS] = { v->ne[1], q->ne[1], q->ne[2], 1 };
+    struct ggml_tensor * srcs[4] = { q, k, v, mask };
+    struct ggml_tensor * result = x_op_new(ctx, fn, GGML_OP_FLASH_ATTN, GGML_TYPE_F32, ne, 4, srcs);
+    if (result != NULL) {
+        ggml_x_set_op_params_i32(result, 0, 0);
+        ggml_x_set_op_params_i32(result, 1, 1);
+        ggml_x_set_op_params_f32(result, 2, scale);
+        ggml_x_set_op_params_f32(result, 3, softcap);
     }
     return result;
 }

@@ -1,0 +1,142 @@
+//go:build cgo
+
+package ggml
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// AttnMasked computes what MulMat, SoftMaxExt and MulMat compute on the same operands (the
+// graph llama builds for attention), for F16 and F32 caches, grouped-query layouts whose
+// groups fill, split or leave part of the 8 SIMD lanes, odd head sizes, soft-capping, a mask
+// with holes, and a token whose mask hides every cell (zeros). Run it again with
+// GGML_X_CPU_LEVEL=scalar for the kernel without SIMD.
+func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
+	leakCheck(t)
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, tc := range []struct {
+		typ              Type
+		d, dv, h, hk, n  int64
+		cells, cacheCell int64 // cells attended, cells in the cache (the views' stride)
+		softcap          float32
+	}{
+		{TypeF16, 64, 64, 32, 4, 8, 37, 64, 0},
+		{TypeF32, 64, 64, 32, 4, 3, 37, 40, 0},
+		{TypeF16, 16, 16, 3, 3, 4, 21, 32, 0},  // one head per KV head
+		{TypeF16, 20, 12, 6, 2, 5, 19, 19, 0},  // 3 heads per KV head, head sizes not multiples of 8
+		{TypeF32, 8, 8, 24, 2, 2, 9, 16, 0},    // 12 heads per KV head: 8 + 4 lanes
+		{TypeF16, 32, 32, 8, 2, 3, 50, 64, 30}, // soft-capping
+		{TypeF16, 8, 8, 8, 4, 1, 32, 64, 0},
+		{TypeF16, 8, 8, 8, 4, 1, 17, 64, 0},
+		{TypeF16, 8, 8, 8, 4, 1, 16, 64, 0},
+		{TypeF32, 8, 8, 2, 1, 1, 30, 30, 0}, // a partial block with holes (see below)
+	} {
+		name := fmt.Sprintf("%s/d%d/h%d:%d/n%d/cap%g", tc.typ, tc.d, tc.h, tc.hk, tc.n, tc.softcap)
+		t.Run(name, func(t *testing.T) {
+			ctx := newCtx(t, Params{MemSize: 64 << 20})
+			kw, vw := tc.d*tc.hk, tc.dv*tc.hk
+			kcache := ctx.NewTensor1D(tc.typ, kw*tc.cacheCell)
+			vcache := ctx.NewTensor1D(tc.typ, vw*tc.cacheCell)
+			q := ctx.NewTensor3D(TypeF32, tc.d, tc.h, tc.n)
+			mask := ctx.NewTensor2D(TypeF32, tc.cells, tc.n)
+			fill := func(tt *Tensor, n int64, s float64) {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64() * s)
+				}
+				require.NoError(t, tt.SetFloat32(x))
+			}
+			fill(kcache, kw*tc.cacheCell, 1)
+			fill(vcache, vw*tc.cacheCell, 1)
+			fill(q, tc.d*tc.h*tc.n, 0.5)
+			m := make([]float32, tc.cells*tc.n)
+			hidden := int64(1) // this token sees nothing
+			if tc.n == 1 {
+				hidden = -1
+			}
+			for i := int64(0); i < tc.n; i++ {
+				for j := int64(0); j < tc.cells; j++ {
+					switch {
+					case tc.n == 1 && tc.cells == 30 && (j == 2 || j == 3 || j >= 8):
+						// cells 0, 1, 4..7: one block of 8 once padded (with the last cell), whose
+						// first and last cells are 7 apart although they are not consecutive
+						m[i*tc.cells+j] = float32(math.Inf(-1))
+					case tc.n == 1:
+					case i == hidden || rng.IntN(3) == 0:
+						m[i*tc.cells+j] = float32(math.Inf(-1))
+					case rng.IntN(4) == 0:
+						m[i*tc.cells+j] = -0.5
+					}
+				}
+			}
+			require.NoError(t, mask.SetFloat32(m))
+			es := tc.typ.RowSize(1)
+			kc := ctx.View3D(kcache, tc.d, tc.cells, tc.hk, tc.typ.RowSize(kw), tc.typ.RowSize(tc.d), 0)
+			vc := ctx.View3D(vcache, tc.cells, tc.dv, tc.hk, uint64(tc.cacheCell)*es, uint64(tc.cacheCell*tc.dv)*es, 0)
+			scale := float32(1 / math.Sqrt(float64(tc.d)))
+
+			got := ctx.AttnMasked(q, kc, vc, mask, scale, tc.softcap)
+			kq := ctx.MulMat(kc, ctx.Permute(q, 0, 2, 1, 3))
+			if tc.softcap > 0 {
+				kq = ctx.Scale(ctx.Tanh(ctx.Scale(kq, 1/tc.softcap)), tc.softcap)
+			}
+			kq = ctx.SoftMaxExt(kq, mask, scale)
+			want := ctx.Cont(ctx.Permute(ctx.MulMat(vc, kq), 0, 2, 1, 3)) // [dv, h, n]
+			g := ctx.NewGraph().BuildForwardExpand(got).BuildForwardExpand(want)
+			require.NoError(t, ctx.Compute(g, 2))
+			require.Equal(t, want.Ne(), got.Ne())
+			a, err := got.Float32()
+			require.NoError(t, err)
+			b, err := want.Float32()
+			require.NoError(t, err)
+			row := tc.dv * tc.h
+			// F16 caches round q and p to F16 on both sides: a last-bit difference in a score
+			// can move a probability to the neighbouring F16 value
+			tol := 1e-5
+			if tc.typ == TypeF16 {
+				tol = 1e-3
+			}
+			worst := 0.0
+			for i := range a {
+				if int64(i)/row != hidden {
+					worst = max(worst, math.Abs(float64(a[i]-b[i])))
+				}
+			}
+			t.Logf("largest difference %g", worst)
+			for i := range a {
+				if int64(i)/row == hidden {
+					require.Zero(t, a[i], "element %d of the token that sees nothing", i)
+					continue
+				}
+				require.InDelta(t, b[i], a[i], tol*(1+math.Abs(float64(b[i]))), "element %d", i)
+			}
+		})
+	}
+}
+
+func TestAttnMaskedRejectsBadOperands(t *testing.T) {
+	leakCheck(t)
+	ctx := newCtx(t, Params{MemSize: 1 << 20})
+	q := ctx.NewTensor3D(TypeF32, 16, 6, 2)
+	k := ctx.NewTensor3D(TypeF16, 16, 10, 4) // 6 heads are not a multiple of 4
+	v := ctx.NewTensor3D(TypeF16, 10, 16, 4)
+	mask := ctx.NewTensor2D(TypeF32, 10, 2)
+	if e := panicError(func() { ctx.AttnMasked(q, k, v, mask, 0.25, 0) }); e == nil {
+		t.Fatal("AttnMasked accepted 6 query heads over 4 KV heads")
+	}
+	k2 := ctx.NewTensor3D(TypeF16, 16, 10, 2)
+	v32 := ctx.NewTensor3D(TypeF32, 10, 16, 2)
+	if e := panicError(func() { ctx.AttnMasked(q, k2, v32, mask, 0.25, 0) }); e == nil {
+		t.Fatal("AttnMasked accepted an F16 k with an F32 v")
+	}
+	small := ctx.NewTensor2D(TypeF32, 9, 2)
+	v2 := ctx.NewTensor3D(TypeF16, 10, 16, 2)
+	if e := panicError(func() { ctx.AttnMasked(q, k2, v2, small, 0.25, 0) }); e == nil {
+		t.Fatal("AttnMasked accepted a mask narrower than the cells")
+	}
+}
