@@ -26,21 +26,29 @@ func TestContTransposedViews(t *testing.T) {
 	}
 }
 
-func checkContPermuted(t *testing.T, typ ggml.Type, ne [4]int64, p [4]int, threads int) {
+// newPatternSource makes a context holding an F32 tensor of shape ne filled with a pattern
+// that F16 holds exactly, and returns the context, the tensor and its values.
+func newPatternSource(t *testing.T, ne [4]int64) (*ggml.Context, *ggml.Tensor, []float32) {
+	t.Helper()
 	ctx, err := ggml.NewContext(ggml.Params{MemSize: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Close()
 	src := ctx.NewTensor4D(ggml.TypeF32, ne[0], ne[1], ne[2], ne[3])
-	n := ne[0] * ne[1] * ne[2] * ne[3]
-	v := make([]float32, n)
+	v := make([]float32, ne[0]*ne[1]*ne[2]*ne[3])
 	for i := range v {
 		v[i] = float32(i%2047) - 1000 // exact in F16
 	}
 	if err := src.SetFloat32(v); err != nil {
+		ctx.Close()
 		t.Fatal(err)
 	}
+	return ctx, src, v
+}
+
+func checkContPermuted(t *testing.T, typ ggml.Type, ne [4]int64, p [4]int, threads int) {
+	ctx, src, v := newPatternSource(t, ne)
+	defer ctx.Close()
 	a := src
 	if typ != ggml.TypeF32 {
 		a = ctx.Cpy(src, ctx.NewTensor4D(typ, ne[0], ne[1], ne[2], ne[3]))
@@ -94,20 +102,8 @@ func TestCpyTransposedF32ToF16(t *testing.T) {
 		for _, p := range perms {
 			for _, threads := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%v/%v/t%d", ne, p, threads), func(t *testing.T) {
-					ctx, err := ggml.NewContext(ggml.Params{MemSize: 64 << 20})
-					if err != nil {
-						t.Fatal(err)
-					}
+					ctx, src, v := newPatternSource(t, ne)
 					defer ctx.Close()
-					src := ctx.NewTensor4D(ggml.TypeF32, ne[0], ne[1], ne[2], ne[3])
-					n := ne[0] * ne[1] * ne[2] * ne[3]
-					v := make([]float32, n)
-					for i := range v {
-						v[i] = float32(i%2047) - 1000 // exact in F16
-					}
-					if err := src.SetFloat32(v); err != nil {
-						t.Fatal(err)
-					}
 					var dne [4]int64
 					for d := 0; d < 4; d++ {
 						dne[p[d]] = ne[d]
