@@ -168,18 +168,12 @@ func TestBatchedSequencesEveryArchitecture(t *testing.T) {
 			continue
 		}
 		t.Run(arch, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), arch+".gguf")
 			cfg := RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 9, NHeadKV: 2}
 			if arch == "llama" {
 				cfg.NExpert = 4
 			}
-			require.NoError(t, WriteRandomModel(path, cfg))
-			m, err := Load(path, Options{Threads: 2})
-			require.NoError(t, err)
+			m := loadShortWindowModel(t, cfg)
 			defer m.Close()
-			if m.HP.SlidingWindow > 0 {
-				m.HP.SlidingWindow = 3
-			}
 			prompts := [][]int32{{1, 17, 42, 99, 5}, {1, 250, 7}, {1, 8, 9, 10, 11, 12, 13}}
 			c, err := m.NewContext(ContextOptions{NCtx: 64, KVF32: true})
 			require.NoError(t, err)
@@ -441,14 +435,8 @@ func TestFusedAttentionMatchesMulMat(t *testing.T) {
 		}
 		for _, kvF32 := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/kvF32=%v", arch, kvF32), func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), arch+".gguf")
-				require.NoError(t, WriteRandomModel(path, RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 5, NHeadKV: 2}))
-				m, err := Load(path, Options{Threads: 2})
-				require.NoError(t, err)
+				m := loadShortWindowModel(t, RandomConfig{Arch: arch, Type: gguf.TypeF32, Seed: 5, NHeadKV: 2})
 				defer m.Close()
-				if m.HP.SlidingWindow > 0 {
-					m.HP.SlidingWindow = 3
-				}
 				prompts := [][]int32{{1, 17, 42, 99, 5}, {1, 250, 7}, {1, 8, 9, 10, 11, 12, 13}}
 				run := func(fused bool) ([][]int32, [][][]float32) {
 					fusedAttention = fused
@@ -469,4 +457,18 @@ func TestFusedAttentionMatchesMulMat(t *testing.T) {
 			})
 		}
 	}
+}
+
+// loadShortWindowModel writes a random model of cfg and loads it at 2 threads; a sliding window
+// is shortened to 3 so that the tests' short prompts reach past it.
+func loadShortWindowModel(t *testing.T, cfg RandomConfig) *Model {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), cfg.Arch+".gguf")
+	require.NoError(t, WriteRandomModel(path, cfg))
+	m, err := Load(path, Options{Threads: 2})
+	require.NoError(t, err)
+	if m.HP.SlidingWindow > 0 {
+		m.HP.SlidingWindow = 3
+	}
+	return m
 }
