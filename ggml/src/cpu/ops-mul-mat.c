@@ -31,8 +31,8 @@
 //
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
 // path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
-// columns), phase 2 hands out chunks of whole row groups (one big contiguous chunk per thread,
-// then small ones dynamically), and each group is read once for all columns: the level's rp_*
+// columns), phase 2 gives each thread a contiguous range of whole row groups to walk, the idle
+// ones stealing the back of the others' (mm_rp_range_steal), and each group is read once for all columns: the level's rp_*
 // kernel computes 8 rows x up to 8 columns per call (the AVX-512 VNNI level's rp16_* kernels 16
 // rows, two groups in 512-bit vectors, bit for bit the same results), and a group stays in L1
 // while it is multiplied by every column set in turn; one column set whose activations outgrow
@@ -419,10 +419,6 @@ struct mm_gemm_plan {
 #define MM_RP_MAX_COLS   (8 * GGML_X_RP_COLS)
 #define MM_RP16_MAX_COLS (32 * GGML_X_RP_COLS)
 
-// chunks of row groups per thread on the repack kernels' path: eighths of the groups in one big
-// chunk per thread, then small chunks over the rest (mm_rp_forward)
-#define MM_RP_BIG_SHARE 5
-#define MM_RP_CHUNKS_PER_THREAD 8
 
 static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct ggml_tensor * b,
                                       const struct ggml_tensor * dst) {
@@ -629,22 +625,76 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     return true;
 }
 
+// work: one cache line per thread for its range of groups (mm_rp_range_*), the prepared column
+// sets, then each thread's F32 row
 static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     const size_t nsets = (size_t) ((p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS);
-    return 2 * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
+    return MM_ALIGN + (size_t) n_threads * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
-// eighths of the groups in the big chunks (MM_RP_BIG_SHARE; GGML_X_RP_BIG=0..7 overrides it,
-// 0: small chunks only, e.g. where other work often takes a core away; read once)
-static int mm_rp_big_share(void) {
-    static int share = -1;
-    int e = __atomic_load_n(&share, __ATOMIC_RELAXED);
-    if (e < 0) {
-        const char * v = getenv("GGML_X_RP_BIG");
-        e = v != NULL && atoi(v) >= 0 && atoi(v) < 8 ? atoi(v) : MM_RP_BIG_SHARE;
-        __atomic_store_n(&share, e, __ATOMIC_RELAXED);
+// Phase 2 schedule of mm_rp_forward: thread t owns a contiguous range of row groups (an equal
+// share) and takes pieces from its front; a thread whose range is empty steals the back half of
+// the largest remaining range and walks that the same way (so it can be stolen from in turn). A
+// thread's weight stream is contiguous, apart from the few steals: the kernels' far prefetch,
+// which runs past the end of a piece, lands in the thread's own next piece. (Chunks handed out
+// from one counter put the prefetch past every chunk's end into another thread's chunk: at 2
+// threads a 2048 x 2048 Q4_0 mat-vec read about 60 % of the read bandwidth with 18 chunks, 75 %
+// with 6.) A thread that gets less CPU time has the end of its range taken by the others.
+// A range is one 64-bit word, [lo, hi) as lo | hi << 32, in the thread's own cache line of the
+// work buffer; every change is a compare-and-swap, and a group, once taken, is never in a range
+// again (so a stale word never matches).
+static inline uint64_t * mm_rp_range(const struct ggml_cpu_ctx * cc, int t) {
+    return (uint64_t *) (mm_align_ptr(cc->wdata) + (size_t) t * MM_ALIGN);
+}
+
+static inline uint64_t mm_rp_range_word(int64_t lo, int64_t hi) {
+    return (uint64_t) lo | ((uint64_t) hi << 32);
+}
+
+// the first piece of at most `piece` groups of the thread's range into [*g0, *g1); false: empty
+static bool mm_rp_range_front(uint64_t * r, int64_t piece, int64_t * g0, int64_t * g1) {
+    uint64_t w = __atomic_load_n(r, __ATOMIC_RELAXED);
+    for (;;) {
+        const int64_t lo = (int64_t) (uint32_t) w, hi = (int64_t) (w >> 32);
+        if (lo >= hi) {
+            return false;
+        }
+        const int64_t e = GGML_X_MIN(hi, lo + piece);
+        if (__atomic_compare_exchange_n(r, &w, mm_rp_range_word(e, hi), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *g0 = lo;
+            *g1 = e;
+            return true;
+        }
     }
-    return e;
+}
+
+// the back half (whole units; all of it when a unit or less is left) of the largest other range
+// becomes the thread's range; false: every range is empty
+static bool mm_rp_range_steal(const struct ggml_cpu_ctx * cc, int64_t unit) {
+    for (;;) {
+        int victim = -1;
+        int64_t most = 0;
+        uint64_t vw = 0;
+        for (int t = 0; t < cc->nth; t++) {
+            const uint64_t w = __atomic_load_n(mm_rp_range(cc, t), __ATOMIC_RELAXED);
+            const int64_t left = (int64_t) (w >> 32) - (int64_t) (uint32_t) w;
+            if (t != cc->ith && left > most) {
+                victim = t;
+                most = left;
+                vw = w;
+            }
+        }
+        if (victim < 0) {
+            return false;
+        }
+        const int64_t lo = (int64_t) (uint32_t) vw, hi = (int64_t) (vw >> 32);
+        const int64_t take = most <= unit ? most : GGML_X_MAX(unit, most / 2 / unit * unit);
+        if (__atomic_compare_exchange_n(mm_rp_range(cc, victim), &vw, mm_rp_range_word(lo, hi - take), false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            __atomic_store_n(mm_rp_range(cc, cc->ith), mm_rp_range_word(hi - take, hi), __ATOMIC_RELAXED);
+            return true;
+        }
+    }
 }
 
 // smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward);
@@ -717,7 +767,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const struct ggml_tensor * b = dst->src[1];
     const int64_t k = a->ne[0];
     const int64_t ne11 = b->ne[1], ne12 = b->ne[2];
-    char * xbase = mm_align_ptr(cc->wdata) + MM_ALIGN; // after the scheduling counter
+    char * xbase = mm_align_ptr(cc->wdata) + (size_t) cc->nth * MM_ALIGN; // after the threads' ranges
     const int64_t nsets = (p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS;
     float * tmp = (float *) (xbase + (size_t) nsets * p->set + (size_t) cc->ith * p->tmp);
 
@@ -725,7 +775,18 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // MM_RP_PREP_BLOCKS blocks, piece-major (thread ith takes the same blocks of every column), so
     // that no two threads write the same cache line of a set (its per-block scales of all
     // columns share lines) and one column keeps every thread busy; Q4_K: by columns.
-    mm_counter_init(cc);
+    const int64_t ngroups = p->l.ngroups;
+    const int min16 = mm_rp16_min_cols(p->l.type);
+    const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
+    const int64_t unit = use16 ? 2 : 1; // the 16-row kernels take groups in pairs
+    {
+        // this thread's range for phase 2, an equal share in whole units (published by the
+        // barrier below)
+        const int64_t per = ((ngroups + unit - 1) / unit + cc->nth - 1) / cc->nth * unit;
+        const int64_t lo = GGML_X_MIN(ngroups, per * cc->ith);
+        __atomic_store_n(mm_rp_range(cc, cc->ith), mm_rp_range_word(lo, GGML_X_MIN(ngroups, lo + per)),
+                         __ATOMIC_RELAXED);
+    }
     const bool by_blocks = p->l.type != GGML_TYPE_Q4_K;
     const int64_t nblk = p->l.nblk;
     const int64_t per = by_blocks ? GGML_X_MAX((int64_t) MM_RP_PREP_BLOCKS,
@@ -757,32 +818,16 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     }
     ggml_cpu_barrier(cc);
 
-    // phase 2: chunks of whole groups; the last chunk (if any) is the plain tail rows
+    // phase 2: the threads' ranges of whole groups (mm_rp_range_front, mm_rp_range_steal),
+    // piece by piece; the plain rows after the last whole group (if any) by the last thread first
     const int64_t ne01 = a->ne[1];
-    const int64_t ngroups = p->l.ngroups;
-    // small chunks (about MM_RP_CHUNKS_PER_THREAD per thread): the threads stream memory at
-    // the same time, so the cost of a thread finishing late is a whole chunk
-    // (an even number of groups with the 16-row kernels, which take them in pairs)
     // The 16-row kernels for column sets of at least mm_rp16_min_cols columns: they read two
     // weight streams at once (the two groups). With the prefetch of each stream placed in the
-    // next pair (repack-avx512.c) and one big chunk per thread, they beat the 8-row kernel's one
-    // stream for Q4_0 and Q8_0 from one column on (4096 x 4096 Q4_0, one column: 1 thread
+    // next pair (repack-avx512.c) and a contiguous walk per thread, they beat the 8-row kernel's
+    // one stream for Q4_0 and Q8_0 from one column on (4096 x 4096 Q4_0, one column: 1 thread
     // 355-410 -> 293-376 us, 2 threads 195-210 -> 175-180 us; Q8_0 1 thread 660-750 -> 570-630
     // us; tools/bench/bench-matvec.c), at half the instructions per weight; Q4_K's 16-row kernel
     // (no such prefetch) still from 2 columns.
-    const int min16 = mm_rp16_min_cols(p->l.type);
-    const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
-    // First each thread one big contiguous chunk (its first chunk, chunk ith: mm_next_chunk),
-    // MM_RP_BIG_SHARE eighths of the groups in all, then small chunks (about MM_RP_CHUNKS_PER_THREAD
-    // per thread over the rest) taken dynamically for the balance. The big chunks keep each
-    // thread's weight stream (and its prefetch distance) contiguous: with 16 small chunks per
-    // thread only, 8 columns took 2.2x one column at 2 threads against 1.85x with 4 (TinyLlama
-    // layer, tools/bench/bench-cols.c), the far prefetch running past each chunk's end.
-    const int64_t unit = use16 ? 2 : 1;
-    int64_t big = ngroups * mm_rp_big_share() / 8 / cc->nth / unit * unit;
-    int64_t gchunk = GGML_X_MAX((int64_t) 1, (ngroups - big * cc->nth) / ((int64_t) cc->nth * MM_RP_CHUNKS_PER_THREAD));
-    gchunk = (gchunk + unit - 1) / unit * unit;
-    const int64_t gbig = big * cc->nth; // groups in the big chunks
     // slices of blocks (a multiple of 4, a run) when one column set's activations exceed
     // rp_slice_bytes (gemm.h; measured: 8 columns of K = 5632, 45 KiB, streamed 14-16 GB/s per
     // thread against 18-21 at K = 2048)
@@ -793,32 +838,35 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
         slice = GGML_X_MAX((int64_t) 4, (int64_t) (slice_bytes / ((size_t) p->n * 32)) & ~(int64_t) 3);
     }
     float sacc[MM_RP_SLICE_PAIRS * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
-    const int64_t ngc = (big > 0 ? cc->nth : 0) + (ngroups - gbig + gchunk - 1) / gchunk;
-    const int64_t nchunks = ngc + (ne01 > ngroups * GGML_X_RP_ROWS ? 1 : 0);
     const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
     char * dcol[GGML_X_RP_COLS];
     float out[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
     const size_t gs = GGML_X_RP_ROWS * p->l.row_size; // bytes of one group
-    int64_t next = -1;
-    for (int64_t c = mm_next_chunk(cc, &next); c < nchunks; c = mm_next_chunk(cc, &next)) {
-        if (c == ngc) {
-            for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
-                const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
-                const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
-                mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
-                for (int64_t ir = ngroups * GGML_X_RP_ROWS; ir < ne01; ir++) {
-                    const char * row = (const char *) a->data + (size_t) ir * p->l.row_size;
-                    for (int j = 0; j < nc; j++) {
-                        tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, ggml_x_rp_set_q8(set, k, j));
-                    }
+    if (cc->ith == cc->nth - 1 && ne01 > ngroups * GGML_X_RP_ROWS) {
+        for (int64_t j0 = 0; j0 < p->n; j0 += GGML_X_RP_COLS) {
+            const int nc = (int) GGML_X_MIN((int64_t) GGML_X_RP_COLS, p->n - j0);
+            const uint8_t * set = (const uint8_t *) xbase + (size_t) (j0 / GGML_X_RP_COLS) * p->set;
+            mm_rp_dst_cols(dst, j0, nc, ne11, ne12, dcol);
+            for (int64_t ir = ngroups * GGML_X_RP_ROWS; ir < ne01; ir++) {
+                const char * row = (const char *) a->data + (size_t) ir * p->l.row_size;
+                for (int j = 0; j < nc; j++) {
+                    tail_dot((int) k, (float *) (dcol[j] + ir*dst->nb[0]), row, ggml_x_rp_set_q8(set, k, j));
                 }
+            }
+        }
+    }
+    // a piece: one unit (the pairs of a slice walk together)
+    const int64_t piece = slice > 0 ? 2 * MM_RP_SLICE_PAIRS : unit;
+    uint64_t * own = mm_rp_range(cc, cc->ith);
+    for (;;) {
+        int64_t g, g1;
+        if (!mm_rp_range_front(own, piece, &g, &g1)) {
+            if (!mm_rp_range_steal(cc, unit)) {
+                break;
             }
             continue;
         }
         // a group (or pair) is multiplied by every column set in turn while it is in L1
-        const int64_t cs = big > 0 ? c - cc->nth : c; // index among the small chunks (< 0: a big one)
-        int64_t g = cs < 0 ? c * big : gbig + cs * gchunk;
-        const int64_t g1 = cs < 0 ? g + big : GGML_X_MIN(ngroups, g + gchunk);
         if (slice > 0) {
             // one column set whose activations outgrow L1: up to MM_RP_SLICE_PAIRS pairs walked
             // together, slice by slice, so a slice of the activations serves them all from L1
