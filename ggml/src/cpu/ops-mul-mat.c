@@ -10,8 +10,10 @@
 //   2. each thread computes parts of dst with the type's vec_dot (or the level's SIMD dot
 //      products of gemm.h: F32/F16 rows, and int8 matrix-vector kernels that get src1 prepared
 //      in their own layout in phase 1), tiling the loops (blocks of src0 rows x src1 columns) so
-//      that weights are reused from cache. MUL_MAT hands out chunks of src0 rows dynamically
-//      (mm_next_chunk), so a thread that gets less CPU time takes fewer chunks.
+//      that weights are reused from cache. MUL_MAT gives each thread a contiguous range of src0
+//      rows, and threads that run out steal the back half of the others' (mm_range), so a thread
+//      that gets less CPU time computes fewer rows; the packed GEMMs and MUL_MAT_ID hand out
+//      chunks from a counter (mm_next_chunk).
 // Every dst element is one vec_dot call over the same inputs whatever the thread count, so the
 // results do not depend on the number of threads.
 //
@@ -32,7 +34,7 @@
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
 // path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
 // columns), phase 2 gives each thread a contiguous range of whole row groups to walk, the idle
-// ones stealing the back of the others' (mm_rp_range_steal), and each group is read once for all columns: the level's rp_*
+// ones stealing the back of the others' (mm_range), and each group is read once for all columns: the level's rp_*
 // kernel computes 8 rows x up to 8 columns per call (the AVX-512 VNNI level's rp16_* kernels 16
 // rows, two groups in 512-bit vectors, bit for bit the same results), and a group stays in L1
 // while it is multiplied by every column set in turn; one column set whose activations outgrow
@@ -105,6 +107,105 @@ static inline int64_t mm_next_chunk(const struct ggml_cpu_ctx * cc, int64_t * ne
         return cc->ith;
     }
     return __atomic_fetch_add(mm_counter(cc), 1, __ATOMIC_RELAXED);
+}
+
+// Ranges: the schedule of row walks that stream weights (the repack kernels, rows of plain
+// weights). Thread t owns a contiguous range of items (row groups or rows; an equal share) and
+// takes pieces from its front; a thread whose range is empty steals the back half of the largest
+// remaining range and walks that the same way (so it can be stolen from in turn). A thread's
+// weight stream is then contiguous, apart from the few steals: the kernels' far prefetch, which
+// runs past the end of a piece, lands in the thread's own next piece. (Chunks handed out from
+// one counter put the prefetch past every chunk's end into another thread's chunk: at 2 threads a
+// 2048 x 2048 Q4_0 mat-vec in CPU_REPACK read about 60 % of the read bandwidth with 18 chunks,
+// 75 % with 6; the TinyLlama-shaped layer went from 0.78 to 0.90 with ranges.) A thread that gets
+// less CPU time has the end of its range taken by the others.
+// A range is one 64-bit word, [lo, hi) as lo | hi << 32, in a cache line of its own after the
+// counter's (mm_sched_end: the node's data after them); every change is a compare-and-swap, and
+// an item, once taken, is never in a range again (so a stale word never matches).
+// Units a thread takes from its range at a time (one compare-and-swap each; with 8 columns a
+// piece of one row pair costs about a microsecond, and pieces of 4 measured a little faster in
+// the TinyLlama-shaped np8 decode).
+#define MM_RANGE_PIECE 4
+
+static inline uint64_t * mm_range(const struct ggml_cpu_ctx * cc, int t) {
+    return (uint64_t *) (mm_align_ptr(cc->wdata) + (size_t) (1 + t) * MM_ALIGN);
+}
+
+// work bytes of the counter and the ranges (with the alignment slack)
+static inline size_t mm_sched_size(int n_threads) {
+    return (size_t) (2 + n_threads) * MM_ALIGN;
+}
+
+// the node's work data after the counter and the ranges
+static inline char * mm_sched_end(const struct ggml_cpu_ctx * cc) {
+    return mm_align_ptr(cc->wdata) + (size_t) (1 + cc->nth) * MM_ALIGN;
+}
+
+static inline uint64_t mm_range_word(int64_t lo, int64_t hi) {
+    return (uint64_t) lo | ((uint64_t) hi << 32);
+}
+
+// thread ith's share of n items in whole units; published by the node's next barrier
+static void mm_range_init(const struct ggml_cpu_ctx * cc, int64_t n, int64_t unit) {
+    const int64_t per = ((n + unit - 1) / unit + cc->nth - 1) / cc->nth * unit;
+    const int64_t lo = GGML_X_MIN(n, per * cc->ith);
+    __atomic_store_n(mm_range(cc, cc->ith), mm_range_word(lo, GGML_X_MIN(n, lo + per)), __ATOMIC_RELAXED);
+}
+
+// the first piece of at most `piece` items of the thread's range into [*i0, *i1); false: empty
+static bool mm_range_front(uint64_t * r, int64_t piece, int64_t * i0, int64_t * i1) {
+    uint64_t w = __atomic_load_n(r, __ATOMIC_RELAXED);
+    for (;;) {
+        const int64_t lo = (int64_t) (uint32_t) w, hi = (int64_t) (w >> 32);
+        if (lo >= hi) {
+            return false;
+        }
+        const int64_t e = GGML_X_MIN(hi, lo + piece);
+        if (__atomic_compare_exchange_n(r, &w, mm_range_word(e, hi), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *i0 = lo;
+            *i1 = e;
+            return true;
+        }
+    }
+}
+
+// the back half (whole units; all of it when a unit or less is left) of the largest other range
+// becomes the thread's range; false: every range is empty
+static bool mm_range_steal(const struct ggml_cpu_ctx * cc, int64_t unit) {
+    for (;;) {
+        int victim = -1;
+        int64_t most = 0;
+        uint64_t vw = 0;
+        for (int t = 0; t < cc->nth; t++) {
+            const uint64_t w = __atomic_load_n(mm_range(cc, t), __ATOMIC_RELAXED);
+            const int64_t left = (int64_t) (w >> 32) - (int64_t) (uint32_t) w;
+            if (t != cc->ith && left > most) {
+                victim = t;
+                most = left;
+                vw = w;
+            }
+        }
+        if (victim < 0) {
+            return false;
+        }
+        const int64_t lo = (int64_t) (uint32_t) vw, hi = (int64_t) (vw >> 32);
+        const int64_t take = most <= unit ? most : GGML_X_MAX(unit, most / 2 / unit * unit);
+        if (__atomic_compare_exchange_n(mm_range(cc, victim), &vw, mm_range_word(lo, hi - take), false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            __atomic_store_n(mm_range(cc, cc->ith), mm_range_word(hi - take, hi), __ATOMIC_RELAXED);
+            return true;
+        }
+    }
+}
+
+// the thread's next piece [*i0, *i1) (from its range, else stolen); false: all items are taken
+static bool mm_range_next(const struct ggml_cpu_ctx * cc, int64_t piece, int64_t unit, int64_t * i0, int64_t * i1) {
+    while (!mm_range_front(mm_range(cc, cc->ith), piece, i0, i1)) {
+        if (!mm_range_steal(cc, unit)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 // chunk size: a multiple of unit, about MM_CHUNKS_PER_THREAD chunks per thread
@@ -200,9 +301,9 @@ static bool mm_src1_plan(const struct ggml_tensor * w, const struct ggml_tensor 
 
 static size_t mm_src1_work_size(const struct mm_src1 * p, int n_threads) {
     if (p->direct) {
-        return 2 * MM_ALIGN; // the scheduling counter
+        return mm_sched_size(n_threads);
     }
-    size_t size = 2 * MM_ALIGN + mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
+    size_t size = mm_sched_size(n_threads) + mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
     if (p->gather) {
         size += (size_t) n_threads * mm_align((size_t) p->ne10 * sizeof(float));
     }
@@ -222,7 +323,7 @@ static const char * mm_convert_src1(const struct ggml_cpu_ctx * cc, const struct
     if (p->direct) {
         return NULL;
     }
-    char * base = mm_align_ptr(cc->wdata) + MM_ALIGN; // after the scheduling counter
+    char * base = mm_sched_end(cc);
     const size_t conv_size = mm_align(p->row_size * (size_t) (p->ne11 * p->ne12 * p->ne13));
     float * tmp = (float *) (base + conv_size + (size_t) cc->ith * mm_align((size_t) p->ne10 * sizeof(float)));
 
@@ -625,77 +726,12 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     return true;
 }
 
-// work: one cache line per thread for its range of groups (mm_rp_range_*), the prepared column
-// sets, then each thread's F32 row
+// work: the schedule (mm_range), the prepared column sets, then each thread's F32 row
 static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     const size_t nsets = (size_t) ((p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS);
-    return MM_ALIGN + (size_t) n_threads * MM_ALIGN + nsets * p->set + (size_t) n_threads * p->tmp;
+    return mm_sched_size(n_threads) + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
-// Phase 2 schedule of mm_rp_forward: thread t owns a contiguous range of row groups (an equal
-// share) and takes pieces from its front; a thread whose range is empty steals the back half of
-// the largest remaining range and walks that the same way (so it can be stolen from in turn). A
-// thread's weight stream is contiguous, apart from the few steals: the kernels' far prefetch,
-// which runs past the end of a piece, lands in the thread's own next piece. (Chunks handed out
-// from one counter put the prefetch past every chunk's end into another thread's chunk: at 2
-// threads a 2048 x 2048 Q4_0 mat-vec read about 60 % of the read bandwidth with 18 chunks, 75 %
-// with 6.) A thread that gets less CPU time has the end of its range taken by the others.
-// A range is one 64-bit word, [lo, hi) as lo | hi << 32, in the thread's own cache line of the
-// work buffer; every change is a compare-and-swap, and a group, once taken, is never in a range
-// again (so a stale word never matches).
-static inline uint64_t * mm_rp_range(const struct ggml_cpu_ctx * cc, int t) {
-    return (uint64_t *) (mm_align_ptr(cc->wdata) + (size_t) t * MM_ALIGN);
-}
-
-static inline uint64_t mm_rp_range_word(int64_t lo, int64_t hi) {
-    return (uint64_t) lo | ((uint64_t) hi << 32);
-}
-
-// the first piece of at most `piece` groups of the thread's range into [*g0, *g1); false: empty
-static bool mm_rp_range_front(uint64_t * r, int64_t piece, int64_t * g0, int64_t * g1) {
-    uint64_t w = __atomic_load_n(r, __ATOMIC_RELAXED);
-    for (;;) {
-        const int64_t lo = (int64_t) (uint32_t) w, hi = (int64_t) (w >> 32);
-        if (lo >= hi) {
-            return false;
-        }
-        const int64_t e = GGML_X_MIN(hi, lo + piece);
-        if (__atomic_compare_exchange_n(r, &w, mm_rp_range_word(e, hi), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            *g0 = lo;
-            *g1 = e;
-            return true;
-        }
-    }
-}
-
-// the back half (whole units; all of it when a unit or less is left) of the largest other range
-// becomes the thread's range; false: every range is empty
-static bool mm_rp_range_steal(const struct ggml_cpu_ctx * cc, int64_t unit) {
-    for (;;) {
-        int victim = -1;
-        int64_t most = 0;
-        uint64_t vw = 0;
-        for (int t = 0; t < cc->nth; t++) {
-            const uint64_t w = __atomic_load_n(mm_rp_range(cc, t), __ATOMIC_RELAXED);
-            const int64_t left = (int64_t) (w >> 32) - (int64_t) (uint32_t) w;
-            if (t != cc->ith && left > most) {
-                victim = t;
-                most = left;
-                vw = w;
-            }
-        }
-        if (victim < 0) {
-            return false;
-        }
-        const int64_t lo = (int64_t) (uint32_t) vw, hi = (int64_t) (vw >> 32);
-        const int64_t take = most <= unit ? most : GGML_X_MAX(unit, most / 2 / unit * unit);
-        if (__atomic_compare_exchange_n(mm_rp_range(cc, victim), &vw, mm_rp_range_word(lo, hi - take), false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            __atomic_store_n(mm_rp_range(cc, cc->ith), mm_rp_range_word(hi - take, hi), __ATOMIC_RELAXED);
-            return true;
-        }
-    }
-}
 
 // smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward);
 // GGML_X_RP16_MIN overrides it for Q4_0 and Q8_0 (measurements; read once)
@@ -767,7 +803,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const struct ggml_tensor * b = dst->src[1];
     const int64_t k = a->ne[0];
     const int64_t ne11 = b->ne[1], ne12 = b->ne[2];
-    char * xbase = mm_align_ptr(cc->wdata) + (size_t) cc->nth * MM_ALIGN; // after the threads' ranges
+    char * xbase = mm_sched_end(cc);
     const int64_t nsets = (p->n + GGML_X_RP_COLS - 1) / GGML_X_RP_COLS;
     float * tmp = (float *) (xbase + (size_t) nsets * p->set + (size_t) cc->ith * p->tmp);
 
@@ -779,14 +815,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     const int min16 = mm_rp16_min_cols(p->l.type);
     const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
     const int64_t unit = use16 ? 2 : 1; // the 16-row kernels take groups in pairs
-    {
-        // this thread's range for phase 2, an equal share in whole units (published by the
-        // barrier below)
-        const int64_t per = ((ngroups + unit - 1) / unit + cc->nth - 1) / cc->nth * unit;
-        const int64_t lo = GGML_X_MIN(ngroups, per * cc->ith);
-        __atomic_store_n(mm_rp_range(cc, cc->ith), mm_rp_range_word(lo, GGML_X_MIN(ngroups, lo + per)),
-                         __ATOMIC_RELAXED);
-    }
+    mm_range_init(cc, ngroups, unit); // for phase 2, published by the barrier below
     const bool by_blocks = p->l.type != GGML_TYPE_Q4_K;
     const int64_t nblk = p->l.nblk;
     const int64_t per = by_blocks ? GGML_X_MAX((int64_t) MM_RP_PREP_BLOCKS,
@@ -818,8 +847,7 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     }
     ggml_cpu_barrier(cc);
 
-    // phase 2: the threads' ranges of whole groups (mm_rp_range_front, mm_rp_range_steal),
-    // piece by piece; the plain rows after the last whole group (if any) by the last thread first
+    // phase 2: the threads' ranges of whole groups (mm_range), piece by piece; the plain rows after the last whole group (if any) by the last thread first
     const int64_t ne01 = a->ne[1];
     // The 16-row kernels for column sets of at least mm_rp16_min_cols columns: they read two
     // weight streams at once (the two groups). With the prefetch of each stream placed in the
@@ -855,17 +883,10 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             }
         }
     }
-    // a piece: one unit (the pairs of a slice walk together)
-    const int64_t piece = slice > 0 ? 2 * MM_RP_SLICE_PAIRS : unit;
-    uint64_t * own = mm_rp_range(cc, cc->ith);
-    for (;;) {
-        int64_t g, g1;
-        if (!mm_rp_range_front(own, piece, &g, &g1)) {
-            if (!mm_rp_range_steal(cc, unit)) {
-                break;
-            }
-            continue;
-        }
+    // a piece: MM_RANGE_PIECE units (the pairs of a slice walk together)
+    const int64_t piece = slice > 0 ? 2 * MM_RP_SLICE_PAIRS : MM_RANGE_PIECE * unit;
+    int64_t g, g1;
+    while (mm_range_next(cc, piece, unit, &g, &g1)) {
         // a group (or pair) is multiplied by every column set in turn while it is in L1
         if (slice > 0) {
             // one column set whose activations outgrow L1: up to MM_RP_SLICE_PAIRS pairs walked
@@ -955,9 +976,6 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
 
     struct mm_src1 p;
     mm_src1_plan(a, b, &p);
-    mm_counter_init(cc);
-    const char * conv = mm_convert_src1(cc, b, &p);
-
     const int64_t ne01 = a->ne[1];
     const int64_t ne11 = b->ne[1], ne12 = b->ne[2], ne13 = b->ne[3];
     const int64_t r2 = ne12 / a->ne[2];
@@ -973,8 +991,13 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     const bool interleaved = per_matrix && a->nb[2] < a->nb[1];
     const bool by_rows = (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) &&
                          !(per_matrix && !interleaved && a->nb[2] >= (size_t) ne01 * a->nb[1]);
+    // by rows: the threads' ranges of rows (mm_range) in tiles of MM_BLK_ROWS
+    if (by_rows) {
+        mm_range_init(cc, ne01, MM_BLK_ROWS);
+    }
+    const char * conv = mm_convert_src1(cc, b, &p);
     if (by_rows && conv == NULL && cc->nth > 1) {
-        ggml_cpu_barrier(cc); // the scheduling counter is set
+        ggml_cpu_barrier(cc); // the ranges are set
     }
     if (ne01 == 0 || ncols == 0) {
         return;
@@ -989,13 +1012,10 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     w.dotc  = p.dotc;
 
     if (interleaved && by_rows) {
-        // rows outer, columns (matrices) inner, in dynamic chunks of rows
-        const int64_t rc = mm_chunk_size(ne01, cc->nth, MM_BLK_ROWS);
-        const int64_t nc = (ne01 + rc - 1) / rc;
-        int64_t nx = -1;
-        for (int64_t c = mm_next_chunk(cc, &nx); c < nc; c = mm_next_chunk(cc, &nx)) {
-            const int64_t ie = GGML_X_MIN(ne01, (c + 1) * rc);
-            for (int64_t ir = c * rc; ir < ie; ir++) {
+        // rows outer, columns (matrices) inner
+        int64_t ib, ie;
+        while (mm_range_next(cc, MM_RANGE_PIECE * MM_BLK_ROWS, MM_BLK_ROWS, &ib, &ie)) {
+            for (int64_t ir = ib; ir < ie; ir++) {
                 const char * arow = (const char *) a->data + ir*a->nb[1];
                 char * drow = (char *) dst->data + ir*dst->nb[0];
                 // matrix (i12 / r2, i13 / r3) counted along, no division per element
@@ -1018,18 +1038,16 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
         return;
     }
 
-    // rows: dynamic chunks of rows (all columns); columns: a static range of columns (all rows)
-    const int64_t rchunk = by_rows ? mm_chunk_size(ne01, cc->nth, MM_BLK_ROWS) : ne01;
+    // rows: pieces of the threads' ranges of rows (all columns); columns: a static range of
+    // columns (all rows)
     int64_t ic0 = 0, ic1 = ncols;
     if (!by_rows) {
         mm_split(ncols, cc->ith, cc->nth, &ic0, &ic1);
     }
-    const int64_t nchunks = (ne01 + rchunk - 1) / rchunk;
-    int64_t next = -1;
-    for (int64_t c = by_rows ? mm_next_chunk(cc, &next) : 0; c < nchunks;
-         c = by_rows ? mm_next_chunk(cc, &next) : nchunks) {
-        const int64_t ir0 = c * rchunk;
-        const int64_t ir1 = GGML_X_MIN(ne01, ir0 + rchunk);
+    int64_t ir0 = 0, ir1 = ne01;
+    const int64_t piece = MM_RANGE_PIECE * MM_BLK_ROWS;
+    for (bool more = by_rows ? mm_range_next(cc, piece, MM_BLK_ROWS, &ir0, &ir1) : true; more;
+         more = by_rows && mm_range_next(cc, piece, MM_BLK_ROWS, &ir0, &ir1)) {
         struct mm_cols cols;
         int64_t ic = ic0;
         while (ic < ic1) {
