@@ -200,6 +200,19 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 // F16. The per-head values are interleaved (G lanes per element) so that the inner loops run
 // over the G heads.
 
+// the operands and parameters of one node, read once per thread (attn_masked_forward)
+struct attn_masked_op {
+    const struct ggml_tensor * dst;
+    const struct ggml_tensor * q;    // [D, H, N]
+    const struct ggml_tensor * k;    // [D, M, Hk]
+    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed)
+    const struct ggml_tensor * mask; // [M, N]
+    float scale, softcap;
+    bool f16;                        // K and V are F16 (q and p rounded to F16)
+    int64_t D, Dv, G;                // head sizes, query heads per KV head
+    const struct ggml_x_vec_kernels * vk;
+};
+
 struct attn_masked_scratch {
     int32_t * idx;  // [M + 8] visible cells (padded to a multiple of 8)
     float *   mval; // [M] their mask values
@@ -314,16 +327,13 @@ AX2 static inline float attn_hsum_avx2(__m256 x) {
 
 // dst of heads [j0, j0 + g) (g <= 8) of KV head hk for token n, over the nv cells idx: the
 // queries and probabilities are 8 lanes, one per head (lanes >= g are zero and unused).
-AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t j0, int64_t g,
+AX2 static void attn_masked_heads_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t j0, int64_t g,
                                        int64_t nv, const struct attn_masked_scratch * s) {
-    const struct ggml_tensor * q = dst->src[0];
-    const struct ggml_tensor * k = dst->src[1];
-    const struct ggml_tensor * v = dst->src[2];
-    const float scale = ggml_x_get_op_params_f32(dst, 2);
-    const float softcap = ggml_x_get_op_params_f32(dst, 3);
-    const bool f16 = k->type == GGML_TYPE_F16;
-    const int64_t D = q->ne[0], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
-    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const struct ggml_tensor * dst = a->dst, * q = a->q, * k = a->k, * v = a->v;
+    const float scale = a->scale, softcap = a->softcap;
+    const bool f16 = a->f16;
+    const int64_t D = a->D, Dv = a->Dv, G = a->G;
+    const struct ggml_x_vec_kernels * vk = a->vk;
     float * qt = s->qt;
     float * pt = s->pt;
     float * kf = s->kf;
@@ -470,16 +480,13 @@ AX2 static void attn_masked_heads_avx2(const struct ggml_tensor * dst, int64_t n
 // for groups too small to fill 8 lanes with heads: the scores are dot products with the lanes
 // over the head dimension, the outputs dot products with the lanes over 8 cells at a time (a
 // plain load where the 8 cells are consecutive, as they are for one sequence).
-AX2 static void attn_masked_small_avx2(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t nv,
+AX2 static void attn_masked_small_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
                                        const struct attn_masked_scratch * s) {
-    const struct ggml_tensor * q = dst->src[0];
-    const struct ggml_tensor * k = dst->src[1];
-    const struct ggml_tensor * v = dst->src[2];
-    const float scale = ggml_x_get_op_params_f32(dst, 2);
-    const float softcap = ggml_x_get_op_params_f32(dst, 3);
-    const bool f16 = k->type == GGML_TYPE_F16;
-    const int64_t D = q->ne[0], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
-    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const struct ggml_tensor * dst = a->dst, * q = a->q, * k = a->k, * v = a->v;
+    const float scale = a->scale, softcap = a->softcap;
+    const bool f16 = a->f16;
+    const int64_t D = a->D, Dv = a->Dv, G = a->G;
+    const struct ggml_x_vec_kernels * vk = a->vk;
     const int64_t nvp = (nv + 7) / 8 * 8;
     float * qf = s->qt; // [G][D]
     float * pp = s->pt; // [G][nvp]
@@ -575,16 +582,13 @@ AX2 static void attn_masked_small_avx2(const struct ggml_tensor * dst, int64_t n
 #endif
 
 // dst of every head of KV head hk for token n over the nv cells idx, without SIMD
-static void attn_masked_heads_scalar(const struct ggml_tensor * dst, int64_t n, int64_t hk, int64_t nv,
+static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
                                      const struct attn_masked_scratch * s) {
-    const struct ggml_tensor * q = dst->src[0];
-    const struct ggml_tensor * k = dst->src[1];
-    const struct ggml_tensor * v = dst->src[2];
-    const float scale = ggml_x_get_op_params_f32(dst, 2);
-    const float softcap = ggml_x_get_op_params_f32(dst, 3);
-    const bool f16 = k->type == GGML_TYPE_F16;
-    const int64_t D = q->ne[0], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
-    const struct ggml_x_vec_kernels * vk = ggml_x_vec_kernels_active();
+    const struct ggml_tensor * dst = a->dst, * q = a->q, * k = a->k, * v = a->v;
+    const float scale = a->scale, softcap = a->softcap;
+    const bool f16 = a->f16;
+    const int64_t D = a->D, Dv = a->Dv, G = a->G;
+    const struct ggml_x_vec_kernels * vk = a->vk;
     float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
 
     // queries of the G heads, interleaved
@@ -646,12 +650,9 @@ static void attn_masked_heads_scalar(const struct ggml_tensor * dst, int64_t n, 
     }
 }
 
-static void attn_masked_task(const struct ggml_tensor * dst, int64_t n, int64_t hk, const struct attn_masked_scratch * s) {
-    const struct ggml_tensor * q = dst->src[0];
-    const struct ggml_tensor * k = dst->src[1];
-    const struct ggml_tensor * v = dst->src[2];
-    const struct ggml_tensor * mask = dst->src[3];
-    const int64_t M = k->ne[1], Dv = v->ne[1], G = q->ne[1] / k->ne[2];
+static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t hk, const struct attn_masked_scratch * s) {
+    const struct ggml_tensor * dst = a->dst, * k = a->k, * v = a->v, * mask = a->mask;
+    const int64_t M = k->ne[1], Dv = a->Dv, G = a->G;
 
     // the cells the token sees
     const float * mrow = (const float *) ((const char *) mask->data + n * mask->nb[1]);
@@ -695,27 +696,41 @@ static void attn_masked_task(const struct ggml_tensor * dst, int64_t n, int64_t 
     const enum ggml_x_cpu_level level = ggml_x_cpu_level();
     if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON) {
         if (G < 8 && k->ne[0] % 8 == 0) {
-            attn_masked_small_avx2(dst, n, hk, nv, s);
+            attn_masked_small_avx2(a, n, hk, nv, s);
             return;
         }
         for (int64_t j0 = 0; j0 < G; j0 += 8) {
-            attn_masked_heads_avx2(dst, n, hk, j0, GGML_X_MIN(8, G - j0), nv, s);
+            attn_masked_heads_avx2(a, n, hk, j0, GGML_X_MIN(8, G - j0), nv, s);
         }
         return;
     }
 #endif
-    attn_masked_heads_scalar(dst, n, hk, nv, s);
+    attn_masked_heads_scalar(a, n, hk, nv, s);
 }
 
 static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * dst) {
     const struct ggml_tensor * q = dst->src[0];
     const struct ggml_tensor * k = dst->src[1];
     const struct ggml_tensor * v = dst->src[2];
-    const int64_t Hk = k->ne[2], N = q->ne[2], G = q->ne[1] / Hk;
-    const struct attn_masked_scratch s = attn_masked_carve(cc, k->ne[1], G, k->ne[0], v->ne[1]);
+    const int64_t Hk = k->ne[2], N = q->ne[2];
+    const struct attn_masked_op a = {
+        .dst     = dst,
+        .q       = q,
+        .k       = k,
+        .v       = v,
+        .mask    = dst->src[3],
+        .scale   = ggml_x_get_op_params_f32(dst, 2),
+        .softcap = ggml_x_get_op_params_f32(dst, 3),
+        .f16     = k->type == GGML_TYPE_F16,
+        .D       = q->ne[0],
+        .Dv      = v->ne[1],
+        .G       = q->ne[1] / Hk,
+        .vk      = ggml_x_vec_kernels_active(),
+    };
+    const struct attn_masked_scratch s = attn_masked_carve(cc, k->ne[1], a.G, a.D, a.Dv);
     int64_t t0, t1;
     rowconv_split(N * Hk, cc->ith, cc->nth, &t0, &t1);
     for (int64_t t = t0; t < t1; t++) {
-        attn_masked_task(dst, t / Hk, t % Hk, &s);
+        attn_masked_task(&a, t / Hk, t % Hk, &s);
     }
 }
