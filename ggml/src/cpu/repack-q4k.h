@@ -18,7 +18,8 @@
 
 #define RPK_SB   (GGML_X_RP_ROWS * sizeof(block_q4_K))   // bytes of an 8-row super-block: 1152
 #define RPK_HDR  128                                     // its header (repack.c)
-#define RPK_PF   (2 * RPK_SB)                            // prefetch distance
+#define RPK_PF   (2 * RPK_SB)                            // prefetch distance into L1
+#define RPK_FAR  GGML_X_FAR_DISTANCE                     // and into L2 (cpu/prefetch.h)
 
 // the 4 bytes at p in every 32-bit lane
 RPK_INLINE __m256i rpk_b4(const int8_t * p) {
@@ -48,6 +49,7 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
 #pragma GCC unroll 18
         for (int l = 0; l < (int) RPK_SB; l += 64) {
             _mm_prefetch((const char *) kb + RPK_PF + l, _MM_HINT_T0);
+            _mm_prefetch((const char *) kb + RPK_FAR + l, _MM_HINT_T1);
         }
         {
             const __m256i A = _mm256_loadu_si256((const __m256i *) (kb + 32)); // bytes 0..3
