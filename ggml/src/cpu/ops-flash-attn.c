@@ -650,7 +650,8 @@ static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n,
     }
 }
 
-static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t hk, const struct attn_masked_scratch * s) {
+static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t hk,
+                             const struct attn_masked_scratch * s) {
     const struct ggml_tensor * dst = a->dst, * k = a->k, * v = a->v, * mask = a->mask;
     const int64_t M = k->ne[1], Dv = a->Dv, G = a->G;
 

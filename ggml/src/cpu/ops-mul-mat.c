@@ -34,14 +34,15 @@
 // Weights repacked in a CPU_REPACK buffer (repack.c: groups of 8 interleaved rows) take their own
 // path (mm_rp_forward): phase 1 prepares every src1 column once (ggml_x_rp_prep, in sets of 8
 // columns), phase 2 gives each thread a contiguous range of whole row groups to walk, the idle
-// ones stealing the back of the others' (mm_range), and each group is read once for all columns: the level's rp_*
-// kernel computes 8 rows x up to 8 columns per call (the AVX-512 VNNI level's rp16_* kernels 16
-// rows, two groups in 512-bit vectors, bit for bit the same results), and a group stays in L1
-// while it is multiplied by every column set in turn; one column set whose activations outgrow
-// L1 is walked in slices of blocks over several row pairs (rp16r_* kernels, the same results);
-// the rows after the last whole group are plain and use the type's vec_dot. With more than
-// MM_RP_MAX_COLS (with the 16-row kernels MM_RP16_MAX_COLS) columns per weight matrix, when the
-// int8 GEMM handles the type, chunks of rows are unpacked into thread scratch and multiplied there.
+// ones stealing the back of the others' (mm_range), and each group is read once for all
+// columns: the level's rp_* kernel computes 8 rows x up to 8 columns per call (the AVX-512
+// VNNI level's rp16_* kernels 16 rows, two groups in 512-bit vectors, bit for bit the same
+// results), and a group stays in L1 while it is multiplied by every column set in turn; one
+// column set whose activations outgrow L1 is walked in slices of blocks over several row pairs
+// (rp16r_* kernels, the same results); the rows after the last whole group are plain and use
+// the type's vec_dot. With more than MM_RP_MAX_COLS (with the 16-row kernels MM_RP16_MAX_COLS)
+// columns per weight matrix, when the int8 GEMM handles the type, chunks of rows are unpacked
+// into thread scratch and multiplied there.
 // src1 must be F32.
 
 #include "../ggml-impl.h"
@@ -122,6 +123,7 @@ static inline int64_t mm_next_chunk(const struct ggml_cpu_ctx * cc, int64_t * ne
 // A range is one 64-bit word, [lo, hi) as lo | hi << 32, in a cache line of its own after the
 // counter's (mm_sched_end: the node's data after them); every change is a compare-and-swap, and
 // an item, once taken, is never in a range again (so a stale word never matches).
+
 // Units a thread takes from its range at a time (one compare-and-swap each; with 8 columns a
 // piece of one row pair costs about a microsecond, and pieces of 4 measured a little faster in
 // the TinyLlama-shaped np8 decode).
@@ -520,7 +522,6 @@ struct mm_gemm_plan {
 #define MM_RP_MAX_COLS   (8 * GGML_X_RP_COLS)
 #define MM_RP16_MAX_COLS (32 * GGML_X_RP_COLS)
 
-
 static enum mm_gemm_kind mm_gemm_kind(const struct ggml_tensor * a, const struct ggml_tensor * b,
                                       const struct ggml_tensor * dst) {
     const int mode = ggml_x_gemm_testing_mode();
@@ -732,7 +733,6 @@ static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
     return mm_sched_size(n_threads) + nsets * p->set + (size_t) n_threads * p->tmp;
 }
 
-
 // smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward);
 // GGML_X_RP16_MIN overrides it for Q4_0 and Q8_0 (measurements; read once)
 static int mm_rp16_min_cols(enum ggml_type type) {
@@ -847,7 +847,8 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     }
     ggml_cpu_barrier(cc);
 
-    // phase 2: the threads' ranges of whole groups (mm_range), piece by piece; the plain rows after the last whole group (if any) by the last thread first
+    // phase 2: the threads' ranges of whole groups (mm_range), piece by piece; the plain rows
+    // after the last whole group (if any) by the last thread first
     const int64_t ne01 = a->ne[1];
     // The 16-row kernels for column sets of at least mm_rp16_min_cols columns: they read two
     // weight streams at once (the two groups). With the prefetch of each stream placed in the
@@ -991,7 +992,8 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     const bool interleaved = per_matrix && a->nb[2] < a->nb[1];
     const bool by_rows = (ne01 >= (int64_t) cc->nth * MM_BLK_ROWS || ncols < cc->nth) &&
                          !(per_matrix && !interleaved && a->nb[2] >= (size_t) ne01 * a->nb[1]);
-    // by rows: the threads' ranges of rows (mm_range) in tiles of MM_BLK_ROWS
+    // by rows: the threads' ranges of rows (mm_range) in tiles of MM_BLK_ROWS, taken in pieces
+    const int64_t piece = MM_RANGE_PIECE * MM_BLK_ROWS;
     if (by_rows) {
         mm_range_init(cc, ne01, MM_BLK_ROWS);
     }
@@ -1014,7 +1016,7 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
     if (interleaved && by_rows) {
         // rows outer, columns (matrices) inner
         int64_t ib, ie;
-        while (mm_range_next(cc, MM_RANGE_PIECE * MM_BLK_ROWS, MM_BLK_ROWS, &ib, &ie)) {
+        while (mm_range_next(cc, piece, MM_BLK_ROWS, &ib, &ie)) {
             for (int64_t ir = ib; ir < ie; ir++) {
                 const char * arow = (const char *) a->data + ir*a->nb[1];
                 char * drow = (char *) dst->data + ir*dst->nb[0];
@@ -1045,7 +1047,6 @@ static void mul_mat_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor *
         mm_split(ncols, cc->ith, cc->nth, &ic0, &ic1);
     }
     int64_t ir0 = 0, ir1 = ne01;
-    const int64_t piece = MM_RANGE_PIECE * MM_BLK_ROWS;
     for (bool more = by_rows ? mm_range_next(cc, piece, MM_BLK_ROWS, &ir0, &ir1) : true; more;
          more = by_rows && mm_range_next(cc, piece, MM_BLK_ROWS, &ir0, &ir1)) {
         struct mm_cols cols;
