@@ -71,8 +71,12 @@ $(BUILD)/bin/test-%: ggml/tests/test-%.c ggml/tests/testing.h ggml/tests/test-ut
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/obj/ggml/tests/testbackend.o $(BUILD)/libggml.a $(LDLIBS) -o $@
 
-# every test is built and run even when another one fails to build or fails
+# every test is built and run even when another one fails to build or fails. The programs are
+# built side by side first (-k: a failed build is reported again, and counted, in the loop);
+# under a parent make's -j the jobs come from its jobserver
+TEST_C_JOBS = $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(NPROC))
 test-c: lib
+	@$(MAKE) --no-print-directory $(TEST_C_JOBS) -k --output-sync=target $(TEST_BINS) || true
 	@failed=""; \
 	for t in $(TEST_BINS); do \
 		if ! $(MAKE) --no-print-directory $$t; then failed="$$failed $$t(build)"; continue; fi; \

@@ -69,7 +69,7 @@ cuda-toolkit:
 
 cuda-check: cuda-toolkit
 	@$(MAKE) --no-print-directory lib
-	@$(MAKE) --no-print-directory cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
+	@$(MAKE) --no-print-directory -j$(NPROC) --output-sync=target cuda $(CUDA_BUILD)/bin/test-cuda $(CUDA_BUILD)/bin/bench-cuda
 	@$(MAKE) --no-print-directory cuda-check-arm-fp16
 	@home=$$($(MAKE) --no-print-directory -s cuda-home); \
 	sh cuda/resource-check.sh $(CUDA_BUILD)/libggml-cuda.a $$home/bin/cuobjdump $(CUDA_BUILD)/obj > $(CUDA_BUILD)/resource-check.txt; \

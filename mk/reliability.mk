@@ -38,19 +38,34 @@ test-sanitize-go:
 	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
 		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan ./...
 
-test-sanitize: test-sanitize-c test-sanitize-conformance test-sanitize-go
+# the C side (library, tests, then the conformance suite: one build folder, one after another)
+# and the Go side run side by side: go test -asan compiles the library again through cgo, one
+# file after another, which leaves the other core free. Each side's output is kept together.
+test-sanitize:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-sanitize-cside test-sanitize-go
+
+.PHONY: test-sanitize-cside
+test-sanitize-cside:
+	@$(MAKE) --no-print-directory test-sanitize-c
+	@$(MAKE) --no-print-directory test-sanitize-conformance
 
 valgrind-tool:
 	@$(call require,$(VALGRIND),valgrind)
 
+# valgrind runs a program's threads one at a time: the tests run VALGRIND_JOBS at a time, their
+# outputs printed whole in TEST_BINS order (scripts/run-tests-parallel.sh)
+VALGRIND_JOBS ?= $(NPROC)
 test-valgrind: valgrind-tool lib
-	@failed=""; \
+	@failed=""; run=""; \
 	for t in $(TEST_BINS); do \
 		if ! $(MAKE) --no-print-directory $$t; then failed="$$failed $$t(build)"; continue; fi; \
-		echo "== valgrind $$t"; \
-		if ! GGML_TEST_QUICK=1 $(VALGRIND) $(VALGRIND_FLAGS) ./$$t; then failed="$$failed $$t"; fi; \
+		run="$$run $$t"; \
 	done; \
-	if [ -n "$$failed" ]; then echo "valgrind C tests FAILED:$$failed"; exit 1; fi; \
+	list=$$(mktemp); \
+	GGML_TEST_QUICK=1 sh scripts/run-tests-parallel.sh $(VALGRIND_JOBS) valgrind $$list "$(VALGRIND) $(VALGRIND_FLAGS)" $$run || \
+		[ $$? = 1 ] || failed="$$failed scripts/run-tests-parallel.sh"; \
+	failed="$$failed $$(cat $$list)"; rm -f $$list; failed=$$(echo $$failed); \
+	if [ -n "$$failed" ]; then echo "valgrind C tests FAILED: $$failed"; exit 1; fi; \
 	echo "valgrind C tests: all passed"
 
 clang-tool:

@@ -1,5 +1,8 @@
 // launch.cpp - the emulator's kernel executor. Threadgroups run one after another on the
-// calling thread; each thread of a threadgroup is a fiber (ucontext, pooled 256 KiB stacks).
+// calling thread; each thread of a threadgroup is a fiber (pooled 256 KiB stacks). Fibers
+// switch with a few instructions of assembly on x86-64 and aarch64 (callee-saved registers and
+// the stack pointer): swapcontext saves and restores the signal mask, a system call per switch,
+// which took as much time as the kernels themselves. ucontext elsewhere.
 // Fibers run until they finish or reach a synchronisation point:
 //   * threadgroup_barrier: released when every not-yet-finished thread of the threadgroup waits
 //     at one;
@@ -11,8 +14,7 @@
 // a report: on a GPU this hangs or is undefined. Threadgroup memory starts as 0xff bytes (NaN)
 // in every threadgroup, as fresh GPU memory is garbage.
 
-#include "emu_internal.h"
-
+// the standard headers first: the shim defines `thread`, `device` and `constant` as macros
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,13 +23,92 @@
 #include <unistd.h>
 #include <vector>
 
+#include "emu_internal.h"
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#define GGML_METAL_EMU_UCONTEXT 1
+#endif
+
+#ifndef GGML_METAL_EMU_UCONTEXT
+// void ggml_metal_emu_switch(void ** save_sp, void * new_sp): pushes the callee-saved registers,
+// stores the stack pointer in *save_sp, switches to new_sp and pops the registers saved there
+// (the same routine as cuda/emu/launch.cpp's ggml_cuda_emu_switch)
+extern "C" void ggml_metal_emu_switch(void ** save_sp, void * new_sp);
+#if defined(__x86_64__)
+asm(R"(
+    .text
+    .p2align 4
+    .globl ggml_metal_emu_switch
+    .hidden ggml_metal_emu_switch
+    .type ggml_metal_emu_switch, @function
+ggml_metal_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size ggml_metal_emu_switch, .-ggml_metal_emu_switch
+)");
+#else
+asm(R"(
+    .text
+    .p2align 4
+    .globl ggml_metal_emu_switch
+    .hidden ggml_metal_emu_switch
+    .type ggml_metal_emu_switch, %function
+ggml_metal_emu_switch:
+    sub sp, sp, #160
+    stp x19, x20, [sp, #0]
+    stp x21, x22, [sp, #16]
+    stp x23, x24, [sp, #32]
+    stp x25, x26, [sp, #48]
+    stp x27, x28, [sp, #64]
+    stp x29, x30, [sp, #80]
+    stp d8, d9, [sp, #96]
+    stp d10, d11, [sp, #112]
+    stp d12, d13, [sp, #128]
+    stp d14, d15, [sp, #144]
+    mov x2, sp
+    str x2, [x0]
+    mov sp, x1
+    ldp x19, x20, [sp, #0]
+    ldp x21, x22, [sp, #16]
+    ldp x23, x24, [sp, #32]
+    ldp x25, x26, [sp, #48]
+    ldp x27, x28, [sp, #64]
+    ldp x29, x30, [sp, #80]
+    ldp d8, d9, [sp, #96]
+    ldp d10, d11, [sp, #112]
+    ldp d12, d13, [sp, #128]
+    ldp d14, d15, [sp, #144]
+    add sp, sp, #160
+    ret
+    .size ggml_metal_emu_switch, .-ggml_metal_emu_switch
+)");
+#endif
+#endif
+
 namespace {
 
 enum state { READY, AT_BARRIER, AT_SIMD, DONE };
 enum simd_op { SIMD_SUM, SIMD_MAX, SIMD_SYNC };
 
 struct fiber {
+#ifdef GGML_METAL_EMU_UCONTEXT
     ucontext_t ctx;
+#else
+    void * sp;
+#endif
     state st;
     simd_op op;
     float val;
@@ -40,7 +121,11 @@ struct group {
     metal::uint3 tgpig, ntg;
     char * shmem;
     std::vector<fiber> fibers;
+#ifdef GGML_METAL_EMU_UCONTEXT
     ucontext_t main;
+#else
+    void * main_sp;
+#endif
 };
 
 const size_t STACK_SIZE = 256 * 1024;
@@ -77,6 +162,10 @@ void fiber_main() {
     g->fn(args, (const char *) g->d->bind[1], (const char *) g->d->bind[2], (const char *) g->d->bind[3],
           (char *) g->d->bind[4], g->shmem, g->tgpig, tpitg, g->ntg, t % 32, t / 32);
     f->st = DONE;
+#ifndef GGML_METAL_EMU_UCONTEXT
+    ggml_metal_emu_switch(&f->sp, g->main_sp); // a finished fiber is not resumed
+    fault("internal error: a finished fiber was resumed");
+#endif
     // returning resumes uc_link (the scheduler)
 }
 
@@ -86,7 +175,11 @@ void yield_to_scheduler() {
     if (f == nullptr) {
         fault("threadgroup_barrier or a SIMD-group function called outside a kernel");
     }
+#ifdef GGML_METAL_EMU_UCONTEXT
     swapcontext(&f->ctx, &cur_group->main);
+#else
+    ggml_metal_emu_switch(&f->sp, cur_group->main_sp);
+#endif
 }
 
 float simd_wait(simd_op op, float v) {
@@ -145,21 +238,47 @@ bool release_simd(group & g) {
     return released;
 }
 
+#ifndef GGML_METAL_EMU_UCONTEXT
+// the frame ggml_metal_emu_switch pops at the top of a fresh stack: zeroed callee-saved
+// registers, then fiber_main as the return address, entered with the ABI's stack alignment
+void * initial_frame(char * stack) {
+    const uintptr_t top = (uintptr_t) (stack + STACK_SIZE) & ~(uintptr_t) 15;
+#if defined(__x86_64__)
+    void ** f = (void **) (top - 64); // r15 r14 r13 r12 rbx rbp, return address, its caller's
+    std::memset(f, 0, 64);
+    f[6] = (void *) &fiber_main;
+#else
+    void ** f = (void **) (top - 160); // x19..x28, x29, x30 (return address), d8..d15
+    std::memset(f, 0, 160);
+    f[11] = (void *) &fiber_main;
+#endif
+    return f;
+}
+#endif
+
 // getcontext/swapcontext return twice: kept out of run_group's loops (-Wclobbered)
 __attribute__((noinline)) void init_fiber(group & g, size_t i) {
     fiber & f = g.fibers[i];
     f.st = READY;
     f.index = (uint) i;
+#ifdef GGML_METAL_EMU_UCONTEXT
     getcontext(&f.ctx);
     f.ctx.uc_stack.ss_sp = stack_at(i);
     f.ctx.uc_stack.ss_size = STACK_SIZE;
     f.ctx.uc_link = &g.main;
     makecontext(&f.ctx, fiber_main, 0);
+#else
+    f.sp = initial_frame(stack_at(i));
+#endif
 }
 
 __attribute__((noinline)) void resume(group & g, fiber & f) {
     cur_fiber = &f;
+#ifdef GGML_METAL_EMU_UCONTEXT
     swapcontext(&g.main, &f.ctx);
+#else
+    ggml_metal_emu_switch(&g.main_sp, f.sp);
+#endif
     cur_fiber = nullptr;
 }
 
