@@ -219,11 +219,16 @@ static void test_kernels(void) {
                         for (int nc = 1; nc <= GGML_X_RP_COLS; nc++) {
                             memset(set, 0x5a, psz);
                             for (int j = 0; j < nc; j++) {
-                                const int xs = (j + pattern) % 4; // random; all +1; +-1; +-1 and tiny
+                                // random; all +1; +-1; +-1 and tiny; all -1 (activation bytes of -128:
+                                // with weight levels of 15, the largest negative integer sums)
+                                const int xs = (j + pattern) % 5;
                                 for (int i = 0; i < k; i++) {
                                     x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
                                     if (xs == 3 && i % 5 != 0) {
                                         x[i] = 1e-3f * x[i];
+                                    }
+                                    if (xs == 4) {
+                                        x[i] = -1.0f;
                                     }
                                 }
                                 ggml_x_rp_prep(t, x, k, set, j, nc);
@@ -308,7 +313,8 @@ static void test_kernels16(void) {
                     for (int nc = 1; nc <= GGML_X_RP_COLS; nc++) {
                         memset(set, 0x5a, psz);
                         for (int j = 0; j < nc; j++) {
-                            const int xs = (j + pattern) % 5; // random; +1; +-1; +-1 and tiny; +-huge
+                            // random; +1; +-1; +-1 and tiny; +-huge; all -1 (activation bytes of -128)
+                            const int xs = (j + pattern) % 6;
                             for (int i = 0; i < k; i++) {
                                 x[i] = xs == 0 ? rnd() : xs == 1 ? 1.0f : (i % 3 == 0 ? -1.0f : 1.0f);
                                 if (xs == 3 && i % 5 != 0) {
@@ -316,6 +322,9 @@ static void test_kernels16(void) {
                                 }
                                 if (xs == 4) {
                                     x[i] = (i % 2 ? -3e4f : 3e4f) * (i % 7 == 0 ? 1.0f : 0.5f);
+                                }
+                                if (xs == 5) {
+                                    x[i] = -1.0f;
                                 }
                             }
                             ggml_x_rp_prep(t, x, k, set, j, nc);
