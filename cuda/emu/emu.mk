@@ -30,7 +30,7 @@ CUDA_EMU_NVCC_MACROS ?= -D__CUDACC__ -D__NVCC__ -D__CUDA_ARCH__=900 -D__CUDACC_V
 
 CUDA_EMU_CU_SRCS  := $(wildcard cuda/*.cu)
 CUDA_EMU_SRCS     := cuda/emu/runtime.cpp cuda/emu/launch.cpp cuda/emu/cublas.cpp
-CUDA_EMU_HDRS     := $(wildcard cuda/emu/include/*.h) cuda/emu/emu_internal.h
+CUDA_EMU_HDRS     := $(wildcard cuda/emu/include/*.h) cuda/emu/emu_internal.h cuda/emu/fiber-switch.h
 CUDA_EMU_CU_HDRS  := $(wildcard cuda/*.cuh) ggml/include/ggml-cuda.h $(LIB_HDRS) $(CUDA_EMU_HDRS)
 CUDA_EMU_CU_OBJS  := $(patsubst cuda/%.cu,$(CUDA_EMU_BUILD)/obj/%.o,$(CUDA_EMU_CU_SRCS))
 CUDA_EMU_OBJS     := $(patsubst cuda/emu/%.cpp,$(CUDA_EMU_BUILD)/obj/emu/%.o,$(CUDA_EMU_SRCS))

@@ -31,7 +31,7 @@ METAL_EMU_LDLIBS = $(shell gnustep-config --base-libs 2>/dev/null || echo -lgnus
 METAL_HOST_SRCS := metal/ggml-metal.m metal/ggml-metal-ops.m
 METAL_HDRS      := metal/ggml-metal-impl.h metal/ggml-metal-kargs.h ggml/include/ggml-metal.h \
                    metal/emu/include/Metal/Metal.h metal/emu/include/metal_stdlib metal/emu/emu.h \
-                   metal/emu/emu_internal.h $(LIB_HDRS)
+                   metal/emu/emu_internal.h cuda/emu/fiber-switch.h $(LIB_HDRS)
 METAL_EMU_OBJS  := $(patsubst metal/%.m,$(METAL_EMU_BUILD)/obj/%.o,$(METAL_HOST_SRCS)) \
                    $(METAL_EMU_BUILD)/obj/emu/device.o $(METAL_EMU_BUILD)/obj/emu/launch.o \
                    $(METAL_EMU_BUILD)/obj/emu/kernels.o

@@ -25,77 +25,14 @@
 
 #include "emu_internal.h"
 
-#if !defined(__x86_64__) && !defined(__aarch64__)
+#include "cuda/emu/fiber-switch.h" // shared with the CUDA emulator
+
+#ifndef GGML_EMU_FIBER_SWITCH_ASM
 #define GGML_METAL_EMU_UCONTEXT 1
 #endif
 
 #ifndef GGML_METAL_EMU_UCONTEXT
-// void ggml_metal_emu_switch(void ** save_sp, void * new_sp): pushes the callee-saved registers,
-// stores the stack pointer in *save_sp, switches to new_sp and pops the registers saved there
-// (the same routine as cuda/emu/launch.cpp's ggml_cuda_emu_switch)
-extern "C" void ggml_metal_emu_switch(void ** save_sp, void * new_sp);
-#if defined(__x86_64__)
-asm(R"(
-    .text
-    .p2align 4
-    .globl ggml_metal_emu_switch
-    .hidden ggml_metal_emu_switch
-    .type ggml_metal_emu_switch, @function
-ggml_metal_emu_switch:
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
-    movq %rsp, (%rdi)
-    movq %rsi, %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %rbx
-    popq %rbp
-    ret
-    .size ggml_metal_emu_switch, .-ggml_metal_emu_switch
-)");
-#else
-asm(R"(
-    .text
-    .p2align 4
-    .globl ggml_metal_emu_switch
-    .hidden ggml_metal_emu_switch
-    .type ggml_metal_emu_switch, %function
-ggml_metal_emu_switch:
-    sub sp, sp, #160
-    stp x19, x20, [sp, #0]
-    stp x21, x22, [sp, #16]
-    stp x23, x24, [sp, #32]
-    stp x25, x26, [sp, #48]
-    stp x27, x28, [sp, #64]
-    stp x29, x30, [sp, #80]
-    stp d8, d9, [sp, #96]
-    stp d10, d11, [sp, #112]
-    stp d12, d13, [sp, #128]
-    stp d14, d15, [sp, #144]
-    mov x2, sp
-    str x2, [x0]
-    mov sp, x1
-    ldp x19, x20, [sp, #0]
-    ldp x21, x22, [sp, #16]
-    ldp x23, x24, [sp, #32]
-    ldp x25, x26, [sp, #48]
-    ldp x27, x28, [sp, #64]
-    ldp x29, x30, [sp, #80]
-    ldp d8, d9, [sp, #96]
-    ldp d10, d11, [sp, #112]
-    ldp d12, d13, [sp, #128]
-    ldp d14, d15, [sp, #144]
-    add sp, sp, #160
-    ret
-    .size ggml_metal_emu_switch, .-ggml_metal_emu_switch
-)");
-#endif
+GGML_EMU_FIBER_SWITCH(ggml_metal_emu_switch)
 #endif
 
 namespace {
