@@ -128,10 +128,15 @@ func TestBatchOfEightMatchesAlone(t *testing.T) {
 		typ   gguf.TensorType
 		kvF32 bool
 		tol   float64
-	}{{gguf.TypeF32, true, 1e-4}, {gguf.TypeQ4_0, true, 1e-4}, {gguf.TypeF32, false, 1e-3}, {gguf.TypeQ4_0, false, 1e-3}} {
+	}{{gguf.TypeF32, true, 1e-4}, {gguf.TypeQ4_0, true, 1e-4}, {gguf.TypeQ4_K, true, 1e-4}, {gguf.TypeF32, false, 1e-3},
+		{gguf.TypeQ4_0, false, 1e-3}} {
 		typ := tc.typ
 		t.Run(fmt.Sprintf("%s/kvF32=%v", typ, tc.kvF32), func(t *testing.T) {
-			m, err := Load(tinyModel(t, RandomConfig{Seed: 21, NHead: 8, NHeadKV: 4, NLayer: 3, Type: typ}), Options{Threads: 2})
+			cfg := RandomConfig{Seed: 21, NHead: 8, NHeadKV: 4, NLayer: 3, Type: typ}
+			if typ == gguf.TypeQ4_K { // rows of whole super-blocks (repacked: the 8- and 16-row kernels)
+				cfg.NEmbd, cfg.NFF = 256, 512
+			}
+			m, err := Load(tinyModel(t, cfg), Options{Threads: 2})
 			require.NoError(t, err)
 			defer m.Close()
 			prompts := make([][]int32, 8)
@@ -471,4 +476,34 @@ func loadShortWindowModel(t *testing.T, cfg RandomConfig) *Model {
 		m.HP.SlidingWindow = 3
 	}
 	return m
+}
+
+// Matrix weights in the repack buffer type (the default for Q4_0, Q8_0 and Q4_K) give the logits
+// of the same weights mapped plainly: the repacked kernels compute the same integer dot products
+// and differ only in the rounding of the float sums.
+func TestRepackedMatchesPlain(t *testing.T) {
+	leakCheck(t)
+	for _, typ := range []gguf.TensorType{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			path := tinyModel(t, RandomConfig{Seed: 5, NEmbd: 256, NFF: 512, NHead: 8, NHeadKV: 4, NLayer: 2, Type: typ})
+			prompt := []int32{5, 77, 150, 23, 299, 8, 64, 120, 33}
+			var logits [2][]float32
+			for i, noRepack := range []bool{true, false} {
+				m, err := Load(path, Options{Threads: 2, NoRepack: noRepack})
+				require.NoError(t, err)
+				c, err := m.NewContext(ContextOptions{NCtx: 64, KVF32: true})
+				require.NoError(t, err)
+				logits[i], err = c.Eval(prompt, true)
+				require.NoError(t, err)
+				require.NoError(t, c.Close())
+				require.NoError(t, m.Close())
+			}
+			require.Equal(t, len(logits[0]), len(logits[1]))
+			n := len(logits[0]) / len(prompt)
+			for p := range prompt {
+				d := relDiff(logits[0][p*n:(p+1)*n], logits[1][p*n:(p+1)*n])
+				assert.Less(t, d, 1e-4, "position %d: repacked logits differ from plain by %g relative", p, d)
+			}
+		})
+	}
 }

@@ -199,8 +199,8 @@ type Options struct {
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.
 	Progress func(done, total int64)
-	// NoRepack keeps every CPU weight mapped from the file. By default the Q4_0 and Q8_0 matrix
-	// weights computed on the CPU (attention and FFN matrices, the output matrix) are copied
+	// NoRepack keeps every CPU weight mapped from the file. By default the Q4_0, Q8_0 and Q4_K
+	// matrix weights computed on the CPU (attention and FFN matrices, the output matrix) are copied
 	// into ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels
 	// stream faster. The environment variable GGML_GO_NO_REPACK=1 does the same.
 	NoRepack bool

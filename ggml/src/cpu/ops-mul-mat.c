@@ -734,7 +734,7 @@ static size_t mm_rp_work_size(const struct mm_rp_plan * p, int n_threads) {
 }
 
 // smallest column set that the 16-row kernels (two weight streams) take (see mm_rp_forward);
-// GGML_X_RP16_MIN overrides it for Q4_0 and Q8_0 (measurements; read once)
+// GGML_X_RP16_MIN overrides it for every type (measurements; read once)
 static int mm_rp16_min_cols(enum ggml_type type) {
     static int env = -1; // -1: not read yet, 0: unset
     int e = __atomic_load_n(&env, __ATOMIC_RELAXED);
@@ -743,10 +743,10 @@ static int mm_rp16_min_cols(enum ggml_type type) {
         e = v != NULL && atoi(v) > 0 ? atoi(v) : 0;
         __atomic_store_n(&env, e, __ATOMIC_RELAXED);
     }
-    if (type == GGML_TYPE_Q4_K) {
-        return 2;
+    if (e > 0) {
+        return e;
     }
-    return e > 0 ? e : 1;
+    return type == GGML_TYPE_Q4_K ? 2 : 1;
 }
 
 // blocks per piece of a column that phase 1 of mm_rp_forward prepares (a multiple of 16: the
