@@ -7,9 +7,7 @@
 // GGML_EMU_FIBER_SWITCH(name) declares and defines
 //   extern "C" void name(void ** save_sp, void * new_sp);
 // which saves the current context on its stack, stores that stack pointer in *save_sp and
-// resumes the context saved at new_sp. A fresh stack starts with the frame the switch pops:
-// x86-64: r15 r14 r13 r12 rbx rbp (zeroed), then the entry point as the return address;
-// aarch64: 160 bytes: x19..x28, x29, x30 (the entry point), d8..d15.
+// resumes the context saved at new_sp. ggml_emu_fiber_frame prepares a fresh stack for it.
 // Each emulator passes its own name (both libraries may be linked into one program).
 
 #ifndef GGML_EMU_FIBER_SWITCH_H
@@ -47,6 +45,29 @@
         "    ldp d12, d13, [sp, #128]\n    ldp d14, d15, [sp, #144]\n"                      \
         "    add sp, sp, #160\n"                                                            \
         "    ret\n.size " #name ", .-" #name "\n");
+#endif
+
+#ifdef GGML_EMU_FIBER_SWITCH_ASM
+#include <stdint.h>
+#include <string.h>
+
+// The stack pointer to switch to for a fiber that starts in entry (which must never return)
+// on the stack that ends at stack_end: the frame the switch pops, at the ABI's 16-byte
+// alignment. x86-64: r15 r14 r13 r12 rbx rbp (zeroed), entry as the return address, a zeroed
+// caller's return address; aarch64: 160 bytes, x19..x28, x29, x30 = entry, d8..d15.
+static inline void * ggml_emu_fiber_frame(char * stack_end, void (*entry)(void)) {
+    const uintptr_t top = (uintptr_t) stack_end & ~(uintptr_t) 15;
+#if defined(__x86_64__)
+    void ** f = (void **) (top - 64);
+    memset(f, 0, 64);
+    f[6] = (void *) entry;
+#else
+    void ** f = (void **) (top - 160);
+    memset(f, 0, 160);
+    f[11] = (void *) entry;
+#endif
+    return f;
+}
 #endif
 
 #endif // GGML_EMU_FIBER_SWITCH_H

@@ -250,25 +250,6 @@ void coroutine_main() {
     fatal("internal error: a finished CUDA thread was resumed");
 }
 
-#ifndef GGML_CUDA_EMU_UCONTEXT
-void * initial_frame(stack_rec * s) {
-    uintptr_t top = (uintptr_t) s->hi & ~(uintptr_t) 15;
-#if defined(__x86_64__)
-    void ** f = (void **) (top - 64);
-    for (int i = 0; i < 8; i++) {
-        f[i] = nullptr; // r15, r14, r13, r12, rbx, rbp, return address, fake caller return address
-    }
-    f[6] = (void *) &coroutine_main;
-    return f;
-#else
-    void ** f = (void **) (top - 160);
-    memset(f, 0, 160);
-    f[11] = (void *) &coroutine_main; // x30
-    return f;
-#endif
-}
-#endif
-
 // run coroutine c (starting it when it has no stack yet) until it blocks or returns
 inline void run(coroutine * c) {
     tls.cur = c;
@@ -282,7 +263,7 @@ inline void run(coroutine * c) {
         c->uc.uc_link = nullptr;
         makecontext(&c->uc, (void (*)()) coroutine_main, 0);
 #else
-        c->sp = initial_frame(c->stk);
+        c->sp = ggml_emu_fiber_frame(c->stk->hi, coroutine_main);
 #endif
     }
 #ifdef GGML_CUDA_EMU_UCONTEXT

@@ -175,24 +175,6 @@ bool release_simd(group & g) {
     return released;
 }
 
-#ifndef GGML_METAL_EMU_UCONTEXT
-// the frame ggml_metal_emu_switch pops at the top of a fresh stack: zeroed callee-saved
-// registers, then fiber_main as the return address, entered with the ABI's stack alignment
-void * initial_frame(char * stack) {
-    const uintptr_t top = (uintptr_t) (stack + STACK_SIZE) & ~(uintptr_t) 15;
-#if defined(__x86_64__)
-    void ** f = (void **) (top - 64); // r15 r14 r13 r12 rbx rbp, return address, its caller's
-    std::memset(f, 0, 64);
-    f[6] = (void *) &fiber_main;
-#else
-    void ** f = (void **) (top - 160); // x19..x28, x29, x30 (return address), d8..d15
-    std::memset(f, 0, 160);
-    f[11] = (void *) &fiber_main;
-#endif
-    return f;
-}
-#endif
-
 // getcontext/swapcontext return twice: kept out of run_group's loops (-Wclobbered)
 __attribute__((noinline)) void init_fiber(group & g, size_t i) {
     fiber & f = g.fibers[i];
@@ -205,7 +187,7 @@ __attribute__((noinline)) void init_fiber(group & g, size_t i) {
     f.ctx.uc_link = &g.main;
     makecontext(&f.ctx, fiber_main, 0);
 #else
-    f.sp = initial_frame(stack_at(i));
+    f.sp = ggml_emu_fiber_frame(stack_at(i) + STACK_SIZE, fiber_main);
 #endif
 }
 
