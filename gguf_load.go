@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/ggml-go/ggml/gguf"
 )
@@ -16,28 +17,11 @@ import (
 // file, which kills the process with SIGBUS.
 var ErrFileChanged = errors.New("ggml: the mapped file changed")
 
-// GGUFLoadOptions selects what LoadGGUFTensors loads and where. The zero value loads every
-// tensor, mapped from the file without copying.
-//
-// A mapped file must not be truncated or rewritten in place while its tensors are in use: the
-// pages past its new end are gone, and the first read of one kills the process with SIGBUS
-// (a signal, not an error Go can recover). Replacing the file by renaming a new one over it is
-// safe (the mapping keeps the old contents). GGUFTensors.CheckFile catches a file that shrank
-// before it is read; NoMmap avoids the mapping altogether.
-type GGUFLoadOptions struct {
-	// BufferType receives the tensors' data. nil maps the file (zero-copy, CPU backends only),
-	// unless NoMmap. A host buffer type that is not a mapping, or a device buffer type, gets
-	// one buffer of the type holding the selected tensors, filled by reading the file.
-	BufferType *BufferType
-	// NoMmap, with a nil BufferType, reads the data into a CPU buffer (CPUBufferType) instead
-	// of mapping the file (llama.cpp's --no-mmap): loading is slower and takes memory, but
-	// the tensors no longer depend on the file, which may then change or go.
-	NoMmap bool
-	// Select, when set, loads only the tensors for which it returns true.
-	Select func(info gguf.TensorInfo) bool
-	// Progress, when set, is called after each tensor with the bytes placed so far and the total
-	// of the selected tensors (for a mapped file the placement is immediate).
-	Progress func(done, total int64)
+// concatPlan is a GGUFConcat resolved against the file: its tensor and where each part's bytes go.
+type concatPlan struct {
+	t     *Tensor
+	parts []gguf.TensorInfo
+	size  int64
 }
 
 // GGUFTensors are tensors of a GGUF file placed in backend memory: one Context holding the
@@ -146,10 +130,14 @@ func LoadGGUFTensors(path string, f *gguf.File, opt GGUFLoadOptions) (*GGUFTenso
 		infos = append(infos, ti)
 		total += ti.Size
 	}
-	if len(infos) == 0 {
+	if len(infos) == 0 && len(opt.Concat) == 0 {
 		return nil, &Error{Op: op, Shapes: fmt.Sprintf("%q", path), Msg: "no tensors selected"}
 	}
-	ctx, err := NewContext(Params{MemSize: uint64(len(infos)+1) * TensorOverhead(), NoAlloc: true})
+	if len(opt.Concat) > 0 && opt.BufferType == nil && !opt.NoMmap {
+		return nil, &Error{Op: op, Shapes: fmt.Sprintf("%q", path),
+			Msg: "Concat needs a BufferType or NoMmap (a mapped file cannot join tensors)"}
+	}
+	ctx, err := NewContext(Params{MemSize: uint64(len(infos)+len(opt.Concat)+1) * TensorOverhead(), NoAlloc: true})
 	if err != nil {
 		return nil, err
 	}
@@ -170,19 +158,74 @@ func LoadGGUFTensors(path string, f *gguf.File, opt GGUFLoadOptions) (*GGUFTenso
 		}
 		g.byName[ti.Name] = t
 	}
+	plans := make([]concatPlan, 0, len(opt.Concat))
+	for _, c := range opt.Concat {
+		p, err := g.planConcat(f, path, c)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+		total += p.size
+	}
 	if opt.BufferType == nil && opt.NoMmap {
 		opt.BufferType = CPUBufferType()
 	}
 	if opt.BufferType == nil {
 		err = g.mapFile(path, f, infos, total, opt.Progress)
 	} else {
-		err = g.upload(f, infos, total, opt)
+		err = g.upload(f, infos, plans, total, opt)
 	}
 	if err != nil {
 		return nil, err
 	}
 	ok = true
 	return g, nil
+}
+
+// planConcat checks c against f and creates its tensor (not yet allocated).
+func (g *GGUFTensors) planConcat(f *gguf.File, path string, c GGUFConcat) (concatPlan, error) {
+	const op = "LoadGGUFTensors"
+	fail := func(msg string) (concatPlan, error) {
+		return concatPlan{}, &Error{Op: op, Shapes: fmt.Sprintf("%q", path), Msg: fmt.Sprintf("Concat %q: %s", c.Name, msg)}
+	}
+	if len(c.Parts) == 0 {
+		return fail("no parts")
+	}
+	if len(c.Name) >= MaxName {
+		return fail(fmt.Sprintf("the name is longer than %d bytes", MaxName-1))
+	}
+	if _, dup := g.byName[c.Name]; dup {
+		return fail("a tensor of that name is loaded already")
+	}
+	p := concatPlan{}
+	var rows int64
+	for _, name := range c.Parts {
+		ti, ok := f.Tensor(name)
+		if !ok {
+			return fail(fmt.Sprintf("the file has no tensor %q", name))
+		}
+		if len(ti.Shape) < 2 || slices.ContainsFunc(ti.Shape[2:], func(d int64) bool { return d != 1 }) {
+			return fail(fmt.Sprintf("part %q is not a matrix (shape %v)", name, ti.Shape))
+		}
+		if len(p.parts) > 0 && (ti.Type != p.parts[0].Type || ti.Shape[0] != p.parts[0].Shape[0]) {
+			return fail(fmt.Sprintf("part %q (%s, rows of %d) differs from %q (%s, rows of %d)", name, ti.Type, ti.Shape[0],
+				p.parts[0].Name, p.parts[0].Type, p.parts[0].Shape[0]))
+		}
+		p.parts = append(p.parts, ti)
+		rows += ti.Shape[1]
+		p.size += ti.Size
+	}
+	typ, ok := TypeFromGGUF(p.parts[0].Type)
+	if !ok {
+		return fail(fmt.Sprintf("type %s is not supported by this library", p.parts[0].Type))
+	}
+	p.t = g.ctx.NewTensor(typ, p.parts[0].Shape[0], rows)
+	p.t.SetName(c.Name)
+	if int64(p.t.Nbytes()) != p.size {
+		return fail(fmt.Sprintf("%d bytes in the file, %d in memory", p.size, p.t.Nbytes()))
+	}
+	g.byName[c.Name] = p.t
+	return p, nil
 }
 
 // mapFile maps path and points each tensor at its bytes.
@@ -222,7 +265,7 @@ func (g *GGUFTensors) mapFile(path string, f *gguf.File, infos []gguf.TensorInfo
 const uploadChunk = 4 << 20
 
 // upload allocates one buffer of opt.BufferType for the tensors and copies their data from f.
-func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, total int64, opt GGUFLoadOptions) error {
+func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, plans []concatPlan, total int64, opt GGUFLoadOptions) error {
 	buf, err := AllocContextTensorsFromBufferType(g.ctx, opt.BufferType)
 	if err != nil {
 		return err
@@ -231,8 +274,8 @@ func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, total int64,
 	buf.SetUsage(BufferUsageWeights)
 	chunk := make([]byte, uploadChunk)
 	var done int64
-	for _, ti := range infos {
-		t := g.byName[ti.Name]
+	// copy writes the bytes of file tensor ti at byte offset at of t
+	copyTo := func(t *Tensor, ti gguf.TensorInfo, at int64) error {
 		sr, err := f.TensorData(ti.Name)
 		if err != nil {
 			return err
@@ -242,7 +285,7 @@ func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, total int64,
 			if _, err := sr.ReadAt(chunk[:n], off); err != nil && err != io.EOF {
 				return fmt.Errorf("ggml: LoadGGUFTensors: reading tensor %q: %w", ti.Name, err)
 			}
-			if _, err := t.WriteAt(chunk[:n], off); err != nil {
+			if _, err := t.WriteAt(chunk[:n], at+off); err != nil {
 				return err
 			}
 			off += n
@@ -250,6 +293,21 @@ func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, total int64,
 			if opt.Progress != nil && (off == ti.Size || done%(64<<20) < n) {
 				opt.Progress(done, total)
 			}
+		}
+		return nil
+	}
+	for _, ti := range infos {
+		if err := copyTo(g.byName[ti.Name], ti, 0); err != nil {
+			return err
+		}
+	}
+	for _, p := range plans {
+		var at int64
+		for _, ti := range p.parts {
+			if err := copyTo(p.t, ti, at); err != nil {
+				return err
+			}
+			at += ti.Size
 		}
 	}
 	return nil

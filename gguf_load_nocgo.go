@@ -12,14 +12,6 @@ import (
 // was mapped (see the cgo build).
 var ErrFileChanged = errors.New("ggml: the mapped file changed")
 
-// GGUFLoadOptions selects what LoadGGUFTensors loads and where (see the cgo build).
-type GGUFLoadOptions struct {
-	BufferType *BufferType
-	NoMmap     bool
-	Select     func(info gguf.TensorInfo) bool
-	Progress   func(done, total int64)
-}
-
 // CheckFile returns nil without cgo.
 func (g *GGUFTensors) CheckFile() error { return nil }
 

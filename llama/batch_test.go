@@ -507,3 +507,57 @@ func TestRepackedMatchesPlain(t *testing.T) {
 		})
 	}
 }
+
+// Joined matrices (joinPlans: attn_q, attn_k, attn_v into attn_qkv; ffn_gate and ffn_up into
+// one) compute every row with the kernels the parts use alone: the logits of a prompt and of
+// single-token steps are identical to those of the separate matrices, for the architectures
+// that have separate matrices (with and without attention biases) and those whose files join
+// them already (phi3: nothing more to join).
+func TestJoinedMatchesSeparate(t *testing.T) {
+	leakCheck(t)
+	for _, tc := range []struct {
+		name        string
+		c           RandomConfig
+		qkv, gateUp bool // joined by the loader
+		fileQKV     bool // attn_qkv in the file
+	}{
+		{"llama Q4_0", RandomConfig{Type: gguf.TypeQ4_0}, true, true, false},
+		{"llama Q4_K biases", RandomConfig{Type: gguf.TypeQ4_K, Biases: true}, true, true, false},
+		{"qwen2 Q8_0", RandomConfig{Type: gguf.TypeQ8_0, Arch: "qwen2"}, true, true, false},
+		{"gemma2 Q4_0", RandomConfig{Type: gguf.TypeQ4_0, Arch: "gemma2"}, true, true, false},
+		{"phi3 Q4_0", RandomConfig{Type: gguf.TypeQ4_0, Arch: "phi3"}, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			c.Seed, c.NEmbd, c.NFF, c.NHead, c.NHeadKV, c.NLayer = 9, 256, 512, 8, 4, 2
+			path := tinyModel(t, c)
+			prompt := []int32{5, 77, 150, 23, 299, 8, 64, 120, 33}
+			var logits [2][][]float32
+			for i, noJoin := range []string{"1", "0"} {
+				t.Setenv("GGML_GO_NO_JOIN", noJoin)
+				m, err := Load(path, Options{Threads: 2})
+				require.NoError(t, err)
+				for il, l := range m.layers {
+					joined := noJoin == "0"
+					assert.Equal(t, tc.fileQKV || joined && tc.qkv, l.wqkv != nil && l.wq == nil, "layer %d: q, k, v joined", il)
+					assert.Equal(t, joined && tc.gateUp, l.gateUp != nil, "layer %d: gate and up joined", il)
+				}
+				ctx, err := m.NewContext(ContextOptions{NCtx: 64, KVF32: true})
+				require.NoError(t, err)
+				lg, err := ctx.Eval(prompt, true)
+				require.NoError(t, err)
+				logits[i] = append(logits[i], lg)
+				for _, tok := range []int32{42, 7, 250} {
+					lg, err = ctx.Eval([]int32{tok}, true)
+					require.NoError(t, err)
+					logits[i] = append(logits[i], lg)
+				}
+				require.NoError(t, ctx.Close())
+				require.NoError(t, m.Close())
+			}
+			for s := range logits[0] {
+				assert.Equal(t, logits[0][s], logits[1][s], "step %d: joined logits differ from separate", s)
+			}
+		})
+	}
+}

@@ -57,15 +57,35 @@ func (b *builder) qkv(l *layer, cur *tensor) (q, k, v *tensor) {
 	qw, kw, vw := hd*nh, hd*nhkv, int64(h.nEmbdVGQA())
 	if l.wqkv != nil {
 		all := b.linear(l.wqkv, l.bqkv, cur) // [qw + kw + vw, n]
-		es := uint64(ggml.TypeF32.Size())
-		q = ctx.Cont(ctx.View2D(all, qw, n, all.Nb()[1], 0))
-		k = ctx.Cont(ctx.View2D(all, kw, n, all.Nb()[1], uint64(qw)*es))
-		v = ctx.Cont(ctx.View2D(all, vw, n, all.Nb()[1], uint64(qw+kw)*es))
-	} else {
-		q = b.linear(l.wq, l.bq, cur)
-		k = b.linear(l.wk, l.bk, cur)
-		v = b.linear(l.wv, l.bv, cur)
+		es, nb1 := uint64(ggml.TypeF32.Size()), all.Nb()[1]
+		// a part of all (w rows from row off; heads > 0: as [head_dim, heads, n]). On the CPU,
+		// without a bias, the queries and keys of a rotated model stay views (its RoPE reads
+		// rows at any stride and writes a contiguous result) and so do the values (only copied
+		// into the cache, which takes any stride). A bias (a joined matrix of a model with
+		// separate biases, see joinPlans) is added, which also makes the part contiguous;
+		// anything else is copied.
+		cpu := !l.offloaded()
+		part := func(w, off, heads int64, bias *tensor) *tensor {
+			if cpu && bias == nil && heads > 0 && h.RopeType != RopeNone {
+				return ctx.View3D(all, hd, heads, n, uint64(hd)*es, nb1, uint64(off)*es)
+			}
+			p := ctx.View2D(all, w, n, nb1, uint64(off)*es)
+			switch {
+			case bias != nil:
+				p = ctx.Add(p, bias)
+			case heads > 0 || !cpu:
+				p = ctx.Cont(p)
+			}
+			if heads > 0 {
+				return ctx.Reshape3D(p, hd, heads, n)
+			}
+			return p
+		}
+		return part(qw, 0, nh, l.bq), part(kw, qw, nhkv, l.bk), part(vw, qw+kw, 0, l.bv)
 	}
+	q = b.linear(l.wq, l.bq, cur)
+	k = b.linear(l.wk, l.bk, cur)
+	v = b.linear(l.wv, l.bv, cur)
 	return ctx.Reshape3D(q, hd, nh, n), ctx.Reshape3D(k, hd, nhkv, n), v
 }
 
@@ -123,7 +143,10 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 	kView := ctx.View1D(kv.k[il], n*kw, kv.typ.RowSize(kw)*uint64(s.kvHead))
 	vView := ctx.View2D(kv.v[il], n, vw, uint64(nCtx)*esz, uint64(s.kvHead)*esz)
 	kCpy := ctx.Cpy(k, kView)
-	vCpy := ctx.Cpy(ctx.Transpose(ctx.Reshape2D(v, vw, n)), vView)
+	if ne := v.Ne(); ne[0] != vw || ne[1] != n || ne[2] != 1 || ne[3] != 1 {
+		v = ctx.Reshape2D(v, vw, n) // (a part of a joined matrix is [vw, n] already, and strided)
+	}
+	vCpy := ctx.Cpy(ctx.Transpose(v), vView)
 	b.g.BuildForwardExpand(kCpy)
 	b.g.BuildForwardExpand(vCpy)
 	b.stores.k = append(b.stores.k, kView, kCpy)
@@ -172,8 +195,11 @@ func (b *builder) act(x *tensor, a activation) *tensor {
 }
 
 // ffn is the feed-forward block of layer l on cur: act(gate·x) * (up·x) when the layer has
-// a gate, else act(up·x + up_b); then down·y + down_b.
+// a gate (or its gate and up matrices joined, gateUp), else act(up·x + up_b); then down·y + down_b.
 func (b *builder) ffn(l *layer, cur *tensor, a activation) *tensor {
+	if l.gateUp != nil {
+		return b.linear(l.down, l.downB, b.gatedJoint(l, l.gateUp, cur, a))
+	}
 	up := b.linear(l.up, l.upB, cur)
 	var y *tensor
 	if l.gate != nil {
@@ -187,13 +213,23 @@ func (b *builder) ffn(l *layer, cur *tensor, a activation) *tensor {
 // ffnFusedGateUp is the gated FFN of a layer whose ffn_up holds the gate rows then the up rows
 // (Phi-3): act(first half) * second half, then down.
 func (b *builder) ffnFusedGateUp(l *layer, cur *tensor, a activation) *tensor {
+	return b.ctx.MulMat(l.down, b.gatedJoint(l, l.up, cur, a))
+}
+
+// gatedJoint is act(gate·x) * (up·x) from one matrix gu of layer l holding the gate rows then the
+// up rows: one MUL_MAT reads x once for both.
+func (b *builder) gatedJoint(l *layer, gu, cur *tensor, a activation) *tensor {
 	ctx := b.ctx
-	gu := ctx.MulMat(l.up, cur) // [2·n_ff, n]
-	nff := gu.Ne()[0] / 2
+	y := ctx.MulMat(gu, cur) // [2·n_ff, n]
+	nff := y.Ne()[0] / 2
 	es := uint64(ggml.TypeF32.Size())
-	g := ctx.Cont(ctx.View2D(gu, nff, b.n, gu.Nb()[1], 0))
-	u := ctx.Cont(ctx.View2D(gu, nff, b.n, gu.Nb()[1], uint64(nff)*es))
-	return ctx.MulMat(l.down, ctx.Mul(b.act(g, a), u))
+	// views on the CPU, whose activation and MUL read rows at any stride; copies elsewhere
+	g := ctx.View2D(y, nff, b.n, y.Nb()[1], 0)
+	u := ctx.View2D(y, nff, b.n, y.Nb()[1], uint64(nff)*es)
+	if l.offloaded() {
+		g, u = ctx.Cont(g), ctx.Cont(u)
+	}
+	return ctx.Mul(b.act(g, a), u)
 }
 
 // expertViews returns the matrices of the experts of a [in, out, n_expert] tensor.

@@ -82,6 +82,51 @@ func repackable(ti gguf.TensorInfo) bool {
 	return false
 }
 
+// joinPlans returns the matrices Load joins (ggml.GGUFConcat) among the weights that toRepack
+// sends to the repack buffer: per layer, attn_q, attn_k and attn_v into attn_qkv (when the file
+// has no attn_qkv), and ffn_gate and ffn_up into one matrix of gate rows then up rows (when
+// there is no ffn_up bias). One MUL_MAT then reads its input once, prepares the activations
+// once and ends in one barrier for all of them, and the small key and value matrices ride on the
+// query's weight stream. Parts must share type and row length and have whole groups of 8 rows,
+// so that every row is computed by the same kernel as alone: the results are unchanged, bit for
+// bit. GGML_GO_NO_JOIN=1 turns it off (for measurements).
+func joinPlans(f *gguf.File, nLayer int, toRepack func(gguf.TensorInfo) bool) []ggml.GGUFConcat {
+	if os.Getenv("GGML_GO_NO_JOIN") == "1" {
+		return nil
+	}
+	var plans []ggml.GGUFConcat
+	joinable := func(names ...string) bool {
+		var first gguf.TensorInfo
+		for i, name := range names {
+			ti, ok := f.Tensor(name)
+			if !ok || !toRepack(ti) || len(ti.Shape) < 2 || ti.Shape[1]%8 != 0 {
+				return false
+			}
+			if i == 0 {
+				first = ti
+			} else if ti.Type != first.Type || ti.Shape[0] != first.Shape[0] {
+				return false
+			}
+		}
+		return true
+	}
+	has := func(name string) bool { _, ok := f.Tensor(name); return ok }
+	for i := 0; i < nLayer; i++ {
+		q, k, v := blk(i, "attn_q.weight"), blk(i, "attn_k.weight"), blk(i, "attn_v.weight")
+		if !has(blk(i, "attn_qkv.weight")) && joinable(q, k, v) {
+			plans = append(plans, ggml.GGUFConcat{Name: blk(i, "attn_qkv.weight"), Parts: []string{q, k, v}})
+		}
+		g, u := blk(i, "ffn_gate.weight"), blk(i, "ffn_up.weight")
+		if !has(blk(i, "ffn_up.bias")) && joinable(g, u) {
+			plans = append(plans, ggml.GGUFConcat{Name: blk(i, joinedGateUp), Parts: []string{g, u}})
+		}
+	}
+	return plans
+}
+
+// joinedGateUp is the name suffix of a layer's joined ffn_gate and ffn_up (not a GGUF name)
+const joinedGateUp = "ffn_gate_up.joined"
+
 // DefaultThreads returns the default number of CPU threads: the number of CPUs, at most 8.
 func DefaultThreads() int { return min(runtime.NumCPU(), 8) }
 
@@ -95,6 +140,7 @@ type layer struct {
 	attnOutNorm, attnOutNormB     *ggml.Tensor // attn_output_norm.weight / .bias (bert)
 	ffnNorm, ffnNormB             *ggml.Tensor // ffn_norm.weight / .bias
 	gate, up, down                *ggml.Tensor // ffn_gate, ffn_up, ffn_down (.weight)
+	gateUp                        *ggml.Tensor // ffn_gate and ffn_up joined at load (joinPlans), gate rows first
 	upB, downB                    *ggml.Tensor // ffn_up.bias, ffn_down.bias
 	ffnPostNorm                   *ggml.Tensor // post_ffw_norm.weight (gemma2)
 	layerOutNorm, layerOutNormB   *ggml.Tensor // layer_output_norm.weight / .bias (bert)
@@ -384,6 +430,13 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	repack := !opt.NoRepack && os.Getenv("GGML_GO_NO_REPACK") != "1"
 	toRepack := func(ti gguf.TensorInfo) bool { return repack && !onOffload(ti.Name) && repackable(ti) }
+	joins := joinPlans(f, h.NLayer, toRepack)
+	joined := map[string]bool{} // the parts of joins: loaded only within them
+	for _, j := range joins {
+		for _, p := range j.Parts {
+			joined[p] = true
+		}
+	}
 	cpuW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
 		NoMmap:   opt.NoMmap,
 		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) },
@@ -407,7 +460,8 @@ func Load(path string, opt Options) (*Model, error) {
 	if nRepack > 0 {
 		rpW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
 			BufferType: ggml.CPURepackBufferType(),
-			Select:     toRepack,
+			Select:     func(ti gguf.TensorInfo) bool { return toRepack(ti) && !joined[ti.Name] },
+			Concat:     joins,
 			Progress:   progress(done),
 		})
 		if err != nil {
@@ -452,6 +506,9 @@ func Load(path string, opt Options) (*Model, error) {
 		fields[i] = m.layers[i].fields()
 	}
 	for _, ti := range f.Tensors() {
+		if joined[ti.Name] {
+			continue
+		}
 		t := get(ti.Name)
 		if t == nil {
 			return nil, fmt.Errorf("llama: internal error: tensor %q was not loaded", ti.Name)
@@ -467,6 +524,18 @@ func Load(path string, opt Options) (*Model, error) {
 			return nil, fmt.Errorf("llama: internal error: the %s tensor list names %q, which no layer field holds", h.Arch, ti.Name)
 		}
 		*p = t
+	}
+	for _, j := range joins {
+		il := layerOf(j.Name)
+		t := get(j.Name)
+		if il < 0 || t == nil {
+			return nil, fmt.Errorf("llama: internal error: the joined matrix %q was not loaded", j.Name)
+		}
+		if strings.HasSuffix(j.Name, joinedGateUp) {
+			m.layers[il].gateUp = t
+		} else {
+			m.layers[il].wqkv = t
+		}
 	}
 	m.tokEmbd = m.global["token_embd.weight"]
 	m.outNorm = m.global["output_norm.weight"]
