@@ -194,6 +194,7 @@ struct ggml_x_prof {
     double   ns[PROF_SLOTS];
     uint64_t count[PROF_SLOTS];
     uint64_t computes;
+    double   run_ns;   // thread 0 from the threadpool run's start to its end (nodes, the gaps between them, the wake-up)
     double   node_ns[PROF_NODES];
     char     node_name[PROF_NODES][40];
     int      n_nodes;
@@ -232,8 +233,8 @@ static void ggml_x_prof_format(const struct ggml_x_prof * p, struct prof_text * 
     for (int i = 0; i < PROF_SLOTS; i++) {
         total += p->ns[i];
     }
-    prof_printf(t, "ggml profile: %llu computes, %.3f ms per compute in nodes\n",
-                (unsigned long long) p->computes, total / 1e6 / (double) p->computes);
+    prof_printf(t, "ggml profile: %llu computes, %.3f ms per compute in nodes, %.3f ms in the whole run\n",
+                (unsigned long long) p->computes, total / 1e6 / (double) p->computes, p->run_ns / 1e6 / (double) p->computes);
     prof_printf(t, "  %-22s %8s %12s %10s %6s\n", "op", "nodes", "us/compute", "us/node", "%");
     for (int i = 0; i < PROF_SLOTS; i++) {
         if (p->count[i] == 0) {
@@ -331,6 +332,7 @@ static void ggml_x_prof_merge(const struct ggml_x_prof * p, const struct ggml_cg
     }
     ggml_x_prof_acc.n_nodes = n > ggml_x_prof_acc.n_nodes ? n : ggml_x_prof_acc.n_nodes;
     ggml_x_prof_acc.computes++;
+    ggml_x_prof_acc.run_ns += p->run_ns;
     pthread_mutex_unlock(&ggml_x_prof_lock);
 }
 
@@ -491,7 +493,11 @@ static bool ggml_x_engine_compute(const struct ggml_context * err_ctx, struct gg
 
     // a graph whose nodes all run on one thread runs on the caller alone (the kernels see
     // nth = 1 either way)
+    const int64_t t_run = st.prof != NULL ? ggml_x_prof_now() : 0;
     ggml_x_threadpool_run(pool, max_nt > 1 ? n_threads : 1, ggml_x_compute_thread, &st);
+    if (st.prof != NULL) {
+        st.prof->run_ns = (double) (ggml_x_prof_now() - t_run);
+    }
 
     ggml_x_barrier_destroy(&st.node_barrier);
     ggml_x_barrier_destroy(&st.graph_barrier);
