@@ -202,7 +202,10 @@ type Options struct {
 	// NoRepack keeps every CPU weight mapped from the file. By default the Q4_0, Q8_0 and Q4_K
 	// matrix weights computed on the CPU (attention and FFN matrices, the output matrix) are copied
 	// into ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels
-	// stream faster. The environment variable GGML_GO_NO_REPACK=1 does the same.
+	// stream faster, and a layer's query, key and value matrices (and its gate and up
+	// matrices) are joined there into one matrix each. The environment variable
+	// GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1 only keeps the matrices
+	// apart.
 	NoRepack bool
 	// NoMmap reads the CPU weights into memory instead of mapping the file (llama.cpp's
 	// --no-mmap): loading takes longer and the weights take memory, but the model no longer
