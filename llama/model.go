@@ -38,11 +38,12 @@ type Options struct {
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.
 	Progress func(done, total int64)
-	// NoRepack keeps every CPU weight mapped from the file. By default the Q4_0, Q8_0 and Q4_K
-	// matrix weights computed on the CPU (attention and FFN matrices, the output matrix) are copied
-	// into ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels
-	// stream faster, and a layer's query, key and value matrices (and its gate and up
-	// matrices) are joined there into one matrix each. The environment variable
+	// NoRepack keeps every CPU weight mapped from the file. By default the matrix weights
+	// computed on the CPU (attention and FFN matrices, the output matrix) are copied out of the
+	// mapping into memory with huge pages: the Q4_0, Q8_0 and Q4_K ones into
+	// ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels stream
+	// faster (a layer's query, key and value matrices, and its gate and up matrices, are joined
+	// there into one matrix each), the others into a CPU buffer. The environment variable
 	// GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1 only keeps the matrices
 	// apart.
 	NoRepack bool
@@ -54,17 +55,26 @@ type Options struct {
 	NoMmap bool
 }
 
-// repackable reports whether a CPU weight goes to the repack buffer type: a matrix read only by
-// MUL_MAT (not token_embd, which GET_ROWS reads, nor the norms) of a type the repacked layout
-// has (Q4_0, Q8_0, Q4_K), 2-D with at least 8 rows. Q4_K joined when its repacked kernels
-// passed the plain ones: TinyLlama-shaped random Q4_K file, interleaved runs, tokens/s plain ->
-// repacked: 1 thread np1 32.3-32.5 -> 39.7-42.1; 2 threads np1 48.8-49.6 -> 47.6-55.5, np2
-// 72.7-77.6 -> 88.7-102.6, np8 124.7-138.3 -> 220.3-226.0.
+// repackable reports whether a CPU weight goes to the repack buffer type: a matrix weight
+// (matrixWeight) of a type the repacked layout has (Q4_0, Q8_0, Q4_K) with at least 8 rows. Q4_K
+// joined when its repacked kernels passed the plain ones: TinyLlama-shaped random Q4_K file,
+// interleaved runs, tokens/s plain -> repacked: 1 thread np1 32.3-32.5 -> 39.7-42.1; 2 threads
+// np1 48.8-49.6 -> 47.6-55.5, np2 72.7-77.6 -> 88.7-102.6, np8 124.7-138.3 -> 220.3-226.0.
 func repackable(ti gguf.TensorInfo) bool {
 	if ti.Type != gguf.TypeQ4_0 && ti.Type != gguf.TypeQ8_0 && ti.Type != gguf.TypeQ4_K {
 		return false
 	}
-	if len(ti.Shape) < 2 || ti.Shape[1] < 8 {
+	return ti.Shape[1] >= 8 && matrixWeight(ti)
+}
+
+// matrixWeight reports whether a weight is a matrix read only by MUL_MAT: the attention and FFN
+// matrices and the output matrix (not token_embd, which GET_ROWS reads, nor the norms), 2-D.
+// On the CPU these are copied out of the mapping (repackable ones into the repack buffer type,
+// the others into a CPU buffer): their buffers get transparent huge pages, which the mapped
+// file's pages are not. Measured on the Q6_K output matrix of a TinyLlama-shaped file, 2
+// threads: 1432-1463 us per step with 4 KiB pages, 1007-1063 us with huge pages.
+func matrixWeight(ti gguf.TensorInfo) bool {
+	if len(ti.Shape) < 2 {
 		return false
 	}
 	for _, d := range ti.Shape[2:] {
@@ -433,6 +443,10 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	repack := !opt.NoRepack && os.Getenv("GGML_GO_NO_REPACK") != "1"
 	toRepack := func(ti gguf.TensorInfo) bool { return repack && !onOffload(ti.Name) && repackable(ti) }
+	// the other matrix weights of the CPU: copied into a CPU buffer (see matrixWeight)
+	toCopy := func(ti gguf.TensorInfo) bool {
+		return repack && !opt.NoMmap && !onOffload(ti.Name) && !repackable(ti) && matrixWeight(ti)
+	}
 	joins := joinPlans(f, h.NLayer, toRepack)
 	joined := map[string]bool{} // the parts of joins: loaded only within them
 	for _, j := range joins {
@@ -442,7 +456,7 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	cpuW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
 		NoMmap:   opt.NoMmap,
-		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) },
+		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) && !toCopy(ti) },
 		Progress: progress(0),
 	})
 	if err != nil {
@@ -450,8 +464,24 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	m.weights = append(m.weights, cpuW)
 	for _, ti := range f.Tensors() {
-		if !onOffload(ti.Name) && !toRepack(ti) {
+		if !onOffload(ti.Name) && !toRepack(ti) && !toCopy(ti) {
 			done += ti.Size
+		}
+	}
+	if slices.ContainsFunc(f.Tensors(), toCopy) {
+		cpW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
+			BufferType: ggml.CPUBufferType(),
+			Select:     toCopy,
+			Progress:   progress(done),
+		})
+		if err != nil {
+			return nil, err
+		}
+		m.weights = append(m.weights, cpW)
+		for _, ti := range f.Tensors() {
+			if toCopy(ti) {
+				done += ti.Size
+			}
 		}
 	}
 	nRepack := 0

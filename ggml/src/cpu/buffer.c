@@ -11,9 +11,38 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 
 #define GGML_X_CPU_ALIGNMENT 64 // wide enough for AVX-512 loads
+
+// large buffers: 2 MiB aligned and hinted to transparent huge pages
+#define GGML_X_HUGE_PAGE ((size_t) 2 << 20)
+
+void * ggml_x_host_alloc(size_t size, size_t align) {
+    // Weights, KV caches and compute buffers are streamed: with 4 KiB pages every 4 KiB of a
+    // stream is a TLB miss and a stop of the hardware prefetcher (measured in a VM: up to half
+    // the read bandwidth of the repacked weights; the Q6_K output matrix of a TinyLlama-shaped
+    // model in a CPU buffer, 2 threads, 1432-1463 -> 1007-1063 us per step). Where THP is
+    // "madvise" (common), only a hinted range gets huge pages.
+    const bool huge = size >= GGML_X_HUGE_PAGE;
+    if (huge && align < GGML_X_HUGE_PAGE) {
+        align = GGML_X_HUGE_PAGE;
+    }
+    const size_t padded = GGML_PAD(size == 0 ? 1 : size, align);
+    void * data = NULL;
+    if (posix_memalign(&data, align, padded) != 0) {
+        return NULL;
+    }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge && data != NULL) {
+        (void) madvise(data, padded, MADV_HUGEPAGE); // a hint: failure is harmless
+    }
+#endif
+    return data;
+}
 
 GGML_CALL static const char * cpu_buffer_get_name(ggml_backend_buffer_t buffer) {
     GGML_UNUSED(buffer);
@@ -91,10 +120,8 @@ GGML_CALL static ggml_backend_buffer_t cpu_buft_alloc_buffer(ggml_backend_buffer
         ggml_x_backend_soft_error("ggml_backend_cpu_buffer_type_alloc_buffer: size %zu too large", size);
         return NULL;
     }
-    size_t alloc_size = GGML_PAD(size == 0 ? 1 : size, GGML_X_CPU_ALIGNMENT);
-    void * data = NULL;
-    int rc = posix_memalign(&data, GGML_X_CPU_ALIGNMENT, alloc_size);
-    if (rc != 0 || data == NULL) {
+    void * data = ggml_x_host_alloc(size, GGML_X_CPU_ALIGNMENT);
+    if (data == NULL) {
         ggml_x_backend_soft_error("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size %zu", size);
         return NULL;
     }

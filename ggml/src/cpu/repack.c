@@ -42,26 +42,24 @@
 // per-row float sums run in block order, so results match the plain path to float rounding and
 // do not depend on the thread count.
 //
-// Buffers of 2 MiB and more are 2 MiB aligned and madvise(MADV_HUGEPAGE)d: the kernels stream
-// the weights with a compute load close to the memory time, and 4 KiB pages (TLB misses, nested
-// paging in a VM) cost up to half the bandwidth in measurements (issue 17).
+// Buffers of 2 MiB and more are 2 MiB aligned and madvise(MADV_HUGEPAGE)d (ggml_x_host_alloc, as
+// every CPU buffer): the kernels stream the weights with a compute load close to the memory time,
+// and 4 KiB pages (TLB misses, nested paging in a VM) cost up to half the bandwidth in
+// measurements (issue 17).
 
 #include "cpu/repack.h"
 #include "cpu/gemm.h"
 #include "ggml-backend-impl.h"
+#include "ggml-backend-internal.h"
 #include "ggml-quants.h"
 #include "cpu/traits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #define RP_ALIGN 64
 #define RP_K4_HDR 128   // Q4_K: header bytes of an 8-row super-block (before the quant bytes)
-#define RP_HUGE  ((size_t) 2 << 20)
 
 // an allocation failure is not a programming error: print it (and record it when recoverable)
 static void rp_soft_error(const char * msg, size_t size) {
@@ -346,20 +344,13 @@ GGML_CALL static ggml_backend_buffer_t rp_buft_alloc_buffer(ggml_backend_buffer_
         rp_soft_error("ggml_x_backend_cpu_repack_buffer_type: buffer size too large", size);
         return NULL;
     }
-    // large buffers: 2 MiB aligned and asked for transparent huge pages, which the kernels'
-    // streaming reads need (measured: 4 KiB pages cost up to half the bandwidth in a VM)
-    const bool huge = size >= RP_HUGE;
-    const size_t align = huge ? RP_HUGE : RP_ALIGN;
-    void * data = NULL;
-    if (posix_memalign(&data, align, GGML_PAD(size == 0 ? 1 : size, align)) != 0 || data == NULL) {
+    // large buffers get transparent huge pages, which the kernels' streaming reads need
+    // (ggml_x_host_alloc)
+    void * data = ggml_x_host_alloc(size, RP_ALIGN);
+    if (data == NULL) {
         rp_soft_error("ggml_x_backend_cpu_repack_buffer_type: failed to allocate a buffer", size);
         return NULL;
     }
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (huge) {
-        (void) madvise(data, GGML_PAD(size, align), MADV_HUGEPAGE); // a hint: failure is harmless
-    }
-#endif
     ggml_backend_buffer_t buffer = ggml_backend_buffer_init(buft, rp_buffer_iface, data, size);
     if (buffer == NULL) {
         free(data);
