@@ -454,74 +454,41 @@ func Load(path string, opt Options) (*Model, error) {
 			joined[p] = true
 		}
 	}
-	cpuW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
-		NoMmap:   opt.NoMmap,
-		Select:   func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) && !toCopy(ti) },
-		Progress: progress(0),
-	})
-	if err != nil {
+	// place loads the file's tensors that sel picks into one GGUFTensors placed as o says (the
+	// parts of joined matrices, which sel picks too, are loaded only within them: o.Concat)
+	place := func(sel func(gguf.TensorInfo) bool, o ggml.GGUFLoadOptions) error {
+		if !slices.ContainsFunc(f.Tensors(), sel) {
+			return nil
+		}
+		o.Select = func(ti gguf.TensorInfo) bool { return sel(ti) && !joined[ti.Name] }
+		o.Progress = progress(done)
+		w, err := ggml.LoadGGUFTensors(path, f, o)
+		if err != nil {
+			return err
+		}
+		m.weights = append(m.weights, w)
+		for _, ti := range f.Tensors() {
+			if sel(ti) {
+				done += ti.Size
+			}
+		}
+		return nil
+	}
+	// the rest of the CPU's tensors: mapped from the file (or read, opt.NoMmap)
+	rest := func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) && !toCopy(ti) }
+	if err := place(rest, ggml.GGUFLoadOptions{NoMmap: opt.NoMmap}); err != nil {
 		return nil, err
 	}
-	m.weights = append(m.weights, cpuW)
-	for _, ti := range f.Tensors() {
-		if !onOffload(ti.Name) && !toRepack(ti) && !toCopy(ti) {
-			done += ti.Size
-		}
+	if err := place(toCopy, ggml.GGUFLoadOptions{BufferType: ggml.CPUBufferType()}); err != nil {
+		return nil, err
 	}
-	if slices.ContainsFunc(f.Tensors(), toCopy) {
-		cpW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
-			BufferType: ggml.CPUBufferType(),
-			Select:     toCopy,
-			Progress:   progress(done),
-		})
-		if err != nil {
-			return nil, err
-		}
-		m.weights = append(m.weights, cpW)
-		for _, ti := range f.Tensors() {
-			if toCopy(ti) {
-				done += ti.Size
-			}
-		}
-	}
-	nRepack := 0
-	for _, ti := range f.Tensors() {
-		if toRepack(ti) {
-			nRepack++
-		}
-	}
-	if nRepack > 0 {
-		rpW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
-			BufferType: ggml.CPURepackBufferType(),
-			Select:     func(ti gguf.TensorInfo) bool { return toRepack(ti) && !joined[ti.Name] },
-			Concat:     joins,
-			Progress:   progress(done),
-		})
-		if err != nil {
-			return nil, err
-		}
-		m.weights = append(m.weights, rpW)
-		for _, ti := range f.Tensors() {
-			if toRepack(ti) {
-				done += ti.Size
-			}
-		}
+	if err := place(toRepack, ggml.GGUFLoadOptions{BufferType: ggml.CPURepackBufferType(), Concat: joins}); err != nil {
+		return nil, err
 	}
 	for dev, b := range m.offloads {
-		onDev := func(ti gguf.TensorInfo) bool { return devOf(ti.Name) == dev }
-		offW, err := ggml.LoadGGUFTensors(path, f, ggml.GGUFLoadOptions{
-			BufferType: b.DefaultBufferType(),
-			Select:     onDev,
-			Progress:   progress(done),
-		})
-		if err != nil {
+		if err := place(func(ti gguf.TensorInfo) bool { return devOf(ti.Name) == dev },
+			ggml.GGUFLoadOptions{BufferType: b.DefaultBufferType()}); err != nil {
 			return nil, err
-		}
-		m.weights = append(m.weights, offW)
-		for _, ti := range f.Tensors() {
-			if onDev(ti) {
-				done += ti.Size
-			}
 		}
 	}
 	get := func(name string) *ggml.Tensor {
