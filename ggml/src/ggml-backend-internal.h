@@ -20,10 +20,6 @@ extern "C" {
 // (ggml_x_error). Defined in ggml-backend.c.
 void ggml_x_backend_soft_error(const char * fmt, ...) GGML_ATTRIBUTE_FORMAT(1, 2);
 
-// host memory for a CPU buffer, free()d: align-aligned; from 2 MiB on, 2 MiB aligned and hinted
-// to transparent huge pages (cpu/buffer.c). NULL when out of memory.
-void * ggml_x_host_alloc(size_t size, size_t align);
-
 // the buffer that holds a tensor's memory (views: their source's buffer)
 static inline ggml_backend_buffer_t ggml_x_tensor_buffer(const struct ggml_tensor * tensor) {
     if (tensor->buffer != NULL) {

@@ -5,6 +5,7 @@
 // ggml_allocr_new, ggml_allocr_new_measure).
 
 #include "ggml-backend-impl.h"
+#include "cpu/host-alloc.h"
 #include "ggml-backend-internal.h"
 #include "ggml-impl.h"
 

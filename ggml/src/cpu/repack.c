@@ -50,7 +50,7 @@
 #include "cpu/repack.h"
 #include "cpu/gemm.h"
 #include "ggml-backend-impl.h"
-#include "ggml-backend-internal.h"
+#include "cpu/host-alloc.h"
 #include "ggml-quants.h"
 #include "cpu/traits.h"
 
