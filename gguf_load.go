@@ -274,7 +274,7 @@ func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, plans []conc
 	buf.SetUsage(BufferUsageWeights)
 	chunk := make([]byte, uploadChunk)
 	var done int64
-	// copy writes the bytes of file tensor ti at byte offset at of t
+	// copyTo writes the bytes of file tensor ti at byte offset at of t
 	copyTo := func(t *Tensor, ti gguf.TensorInfo, at int64) error {
 		sr, err := f.TensorData(ti.Name)
 		if err != nil {
