@@ -40,6 +40,15 @@ cp go.mod "$proxy/$ver.mod"
 printf '{"Version":"%s","Time":"2026-01-01T00:00:00Z"}\n' "$ver" > "$proxy/$ver.info"
 echo "$ver" > "$proxy/list"
 
+# every module of the module graph into this machine's module cache, while the usual GOPROXY
+# applies: the consumer's `go mod tidy` below reads the cache only, and it wants the zips of the
+# dependencies' test-only dependencies too, which no build here downloads (a fresh module cache
+# lacked go-cmp, goleak, klauspost/compress, godebug and yaml v2). Through copies of go.mod and
+# go.sum: download adds to go.sum, which must stay as committed.
+cp go.mod go.sum "$work/"
+$go mod download -modfile="$work/go.mod" all ||
+    echo "consumer-check: go mod download all failed; going on with the module cache as it is" >&2
+
 cd "$work/consumer"
 cp "$root/scripts/consumer/main.go.txt" main.go
 cp "$root/scripts/consumer/every.go.txt" every.go
