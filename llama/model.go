@@ -64,7 +64,7 @@ func repackable(ti gguf.TensorInfo) bool {
 	if ti.Type != gguf.TypeQ4_0 && ti.Type != gguf.TypeQ8_0 && ti.Type != gguf.TypeQ4_K {
 		return false
 	}
-	return ti.Shape[1] >= 8 && matrixWeight(ti)
+	return matrixWeight(ti) && ti.Shape[1] >= 8 // (matrixWeight first: it checks the shape is 2-D)
 }
 
 // matrixWeight reports whether a weight is a matrix read only by MUL_MAT: the attention and FFN
@@ -112,7 +112,7 @@ func joinPlans(f *gguf.File, nLayer int, toRepack func(gguf.TensorInfo) bool) []
 		var first gguf.TensorInfo
 		for i, name := range names {
 			ti, ok := f.Tensor(name)
-			if !ok || !toRepack(ti) || len(ti.Shape) < 2 || ti.Shape[1]%8 != 0 {
+			if !ok || !toRepack(ti) || ti.Shape[1]%8 != 0 { // (toRepack: a 2-D matrix)
 				return false
 			}
 			if i == 0 {

@@ -760,8 +760,9 @@ static int mm_rp16_min_cols(enum ggml_type type) {
 static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, int nc, int64_t ne11, int64_t ne12,
                                   char ** dcol) {
     if (j0 + nc <= ne11) {
-        // all in the first matrix of the batch (decode: always): no divisions, which cost more
-        // than a tenth of an 8-column row pair
+        // all in the first matrix of the batch (decode: always): no divisions (three per column
+        // and row pair; measured at 8 columns, mul_mat_forward's own share of the CPU went from
+        // 2.6 % to 1.2 % without them)
         for (int j = 0; j < nc; j++) {
             dcol[j] = (char *) dst->data + (j0 + j)*dst->nb[1];
         }
