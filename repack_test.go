@@ -5,6 +5,7 @@ package ggml
 import (
 	"math"
 	"math/rand"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,7 +34,7 @@ func TestCPURepackBufferType(t *testing.T) {
 	for _, tc := range []struct {
 		typ Type
 		k   int64
-	}{{TypeQ4_0, 96}, {TypeQ8_0, 96}, {TypeQ4_K, 512}} {
+	}{{TypeQ4_0, 96}, {TypeQ8_0, 96}, {TypeQ4_K, 512}, {TypeQ6_K, 512}} {
 		typ, k := tc.typ, tc.k
 		wf := make([]float32, int(k)*m)
 		for i := range wf {
@@ -111,5 +112,19 @@ func TestCPURepackBufferType(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "CPU_REPACK")
 		require.NoError(t, gbuf.Close())
+	}
+}
+
+// CPURepackHasKernel: the repacked types have SIMD kernels on an x86-64 CPU with AVX2 (and on
+// others only the scalar ones); other types are never repacked.
+func TestCPURepackHasKernel(t *testing.T) {
+	f := CPUFeatures()
+	if os.Getenv("GGML_X_CPU_LEVEL") == "" { // (a level chosen there may be the scalar one)
+		for _, typ := range []Type{TypeQ4_0, TypeQ8_0, TypeQ4_K, TypeQ6_K} {
+			assert.Equal(t, f.AVX2 && f.FMA && f.F16C, CPURepackHasKernel(typ), "%v", typ)
+		}
+	}
+	for _, typ := range []Type{TypeF32, TypeF16, TypeQ5_K, TypeQ4_1, Type(-1), Type(1000)} {
+		assert.False(t, CPURepackHasKernel(typ), "%v", typ)
 	}
 }

@@ -532,7 +532,7 @@ func CPUBufferType() (r0 *BufferType) {
 	panic(noCgo("CPUBufferType"))
 }
 
-// CPURepackBufferType returns the CPU buffer type whose Q4_0, Q8_0 and Q4_K 2-D weight matrices (at
+// CPURepackBufferType returns the CPU buffer type whose Q4_0, Q8_0, Q4_K and Q6_K 2-D weight matrices (at
 // least 8 rows) are stored repacked, interleaved by groups of 8 rows, for the CPU backend's
 // matrix products (ggml_x_backend_cpu_repack_buffer_type; registry entry "CPU_REPACK"). Matrix-
 // vector products and small batches then stream each weight once. Its memory is not host memory:
@@ -543,6 +543,16 @@ func CPUBufferType() (r0 *BufferType) {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func CPURepackBufferType() (r0 *BufferType) {
 	panic(noCgo("CPURepackBufferType"))
+}
+
+// CPURepackHasKernel reports whether CPURepackBufferType repacks weights of type t and the running
+// CPU has SIMD kernels for them (ggml_x_backend_cpu_repack_has_kernel). Where it is false for a
+// repacked type, only portable scalar kernels multiply those weights: correct, but slower than
+// the CPU buffer's dot products, so keep such weights in a CPU buffer.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func CPURepackHasKernel(t Type) (r0 bool) {
+	panic(noCgo("CPURepackHasKernel"))
 }
 
 // Close releases a buffer type created from Go; it does nothing for built-in types. It is

@@ -478,12 +478,12 @@ func loadShortWindowModel(t *testing.T, cfg RandomConfig) *Model {
 	return m
 }
 
-// Matrix weights in the repack buffer type (the default for Q4_0, Q8_0 and Q4_K) give the logits
+// Matrix weights in the repack buffer type (the default for Q4_0, Q8_0, Q4_K and Q6_K) give the logits
 // of the same weights mapped plainly: the repacked kernels compute the same integer dot products
 // and differ only in the rounding of the float sums.
 func TestRepackedMatchesPlain(t *testing.T) {
 	leakCheck(t)
-	for _, typ := range []gguf.TensorType{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		t.Run(typ.String(), func(t *testing.T) {
 			path := tinyModel(t, RandomConfig{Seed: 5, NEmbd: 256, NFF: 512, NHead: 8, NHeadKV: 4, NLayer: 2, Type: typ})
 			prompt := []int32{5, 77, 150, 23, 299, 8, 64, 120, 33}
@@ -523,6 +523,7 @@ func TestJoinedMatchesSeparate(t *testing.T) {
 	}{
 		{"llama Q4_0", RandomConfig{Type: gguf.TypeQ4_0}, true, true, false},
 		{"llama Q4_K biases", RandomConfig{Type: gguf.TypeQ4_K, Biases: true}, true, true, false},
+		{"llama Q6_K", RandomConfig{Type: gguf.TypeQ6_K}, true, true, false},
 		{"qwen2 Q8_0", RandomConfig{Type: gguf.TypeQ8_0, Arch: "qwen2"}, true, true, false},
 		{"gemma2 Q4_0", RandomConfig{Type: gguf.TypeQ4_0, Arch: "gemma2"}, true, true, false},
 		{"phi3 Q4_0", RandomConfig{Type: gguf.TypeQ4_0, Arch: "phi3"}, false, false, true},

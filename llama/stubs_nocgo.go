@@ -201,8 +201,8 @@ type Options struct {
 	Progress func(done, total int64)
 	// NoRepack keeps every CPU weight mapped from the file. By default the matrix weights
 	// computed on the CPU (attention and FFN matrices, the output matrix) are copied out of the
-	// mapping into memory with huge pages: the Q4_0, Q8_0 and Q4_K ones into
-	// ggml.CPURepackBufferType, whose interleaved layout the CPU's matrix-vector kernels stream
+	// mapping into memory with huge pages: the Q4_0, Q8_0, Q4_K and Q6_K ones into
+	// ggml.CPURepackBufferType (where the CPU has its SIMD kernels: ggml.CPURepackHasKernel), whose interleaved layout the CPU's matrix-vector kernels stream
 	// faster (a layer's query, key and value matrices, and its gate and up matrices, are joined
 	// there into one matrix each), the others into a CPU buffer. The environment variable
 	// GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1 only keeps the matrices

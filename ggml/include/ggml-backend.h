@@ -93,12 +93,17 @@ extern "C" {
 
     GGML_API GGML_CALL ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void);
 
-    // (not in the reference) CPU buffers whose Q4_0/Q8_0/Q4_K 2-D weight matrices are stored repacked
-    // (interleaved by groups of 8 rows) for the CPU backend's MUL_MAT kernels. Not host memory:
-    // get/set_tensor convert, any offset and size. Only MUL_MAT (as src0, F32 src1) may read a
-    // repacked tensor; other ops or views reading one fail the graph compute with an error.
+    // (not in the reference) CPU buffers whose Q4_0/Q8_0/Q4_K/Q6_K 2-D weight matrices are stored
+    // repacked (interleaved by groups of 8 rows) for the CPU backend's MUL_MAT kernels. Not host
+    // memory: get/set_tensor convert, any offset and size. Only MUL_MAT (as src0, F32 src1) may read
+    // a repacked tensor; other ops or views reading one fail the graph compute with an error.
     // Registered in the backend registry as "CPU_REPACK".
     GGML_API GGML_CALL ggml_backend_buffer_type_t ggml_x_backend_cpu_repack_buffer_type(void);
+
+    // (not in the reference) whether that buffer type repacks weights of this type and the running
+    // CPU has SIMD kernels for them; false where only the portable scalar kernels would multiply
+    // them (correct, but slower than the plain layout's dot products)
+    GGML_API bool ggml_x_backend_cpu_repack_has_kernel(enum ggml_type type);
 
 #ifdef GGML_USE_CPU_HBM
     GGML_API ggml_backend_buffer_type_t ggml_backend_cpu_hbm_buffer_type(void);

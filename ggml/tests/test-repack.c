@@ -1,5 +1,5 @@
 // test-repack.c - the CPU_REPACK buffer type (cpu/repack.c): get_tensor returns exactly the bytes
-// set, whole or in odd pieces (Q4_0, Q8_0, Q4_K); the repack kernels of every level this CPU runs against the
+// set, whole or in odd pieces (Q4_0, Q8_0, Q4_K, Q6_K); the repack kernels of every level this CPU runs against the
 // reference dot products (odd block counts, 1..8 columns, extreme nibbles/bytes and scales);
 // MUL_MAT with weights in the repack buffer against the same weights in the CPU buffer (row counts
 // not a multiple of 8, 1..13 columns, broadcast batches, 1, 2, 3 and 8 threads, every level: 8
@@ -63,10 +63,13 @@ static void test_set_get(void) {
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 256, 8),
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 768, 19),   // 2 groups + 3 plain rows
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 4352, 17),  // 17 super-blocks
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q6_K, 256, 16),
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q6_K, 1280, 21),  // 5 super-blocks, 2 groups + 5 plain rows
         ggml_new_tensor_3d(ctx, GGML_TYPE_Q8_0, 32, 8, 2),  // 3-D: plain
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 64, 7),     // fewer than 8 rows: plain
         ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 256, 7),
-        ggml_new_tensor_2d(ctx, GGML_TYPE_Q6_K, 256, 16),   // not (yet) a repacked type: plain
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q6_K, 256, 7),
+        ggml_new_tensor_2d(ctx, GGML_TYPE_Q5_K, 256, 16),   // not a repacked type: plain
         ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 13, 9),      // other type: plain
     };
     const int nt = (int) (sizeof(ts) / sizeof(ts[0]));
@@ -85,7 +88,7 @@ static void test_set_get(void) {
             orig[i] = rbyte();
         }
         const bool packed = ggml_x_rp_is_packed(t, NULL);
-        T_CHECK_MSG(packed == (ti < 7), "tensor %d: packed %d", ti, packed);
+        T_CHECK_MSG(packed == (ti < 9), "tensor %d: packed %d", ti, packed);
 
         ggml_backend_tensor_set(t, orig, 0, n);
         memset(got, 0, n);
@@ -152,9 +155,10 @@ static void rows_fill(enum ggml_type t, uint8_t * w, int nblk, int pattern, int 
     for (size_t i = 0; i < bs * (size_t) nblk * GGML_X_RP_ROWS; i++) {
         w[i] = pattern == 0 ? rbyte() : fillb[pattern];
     }
+    const size_t doff = t == GGML_TYPE_Q6_K ? bs - 2 : 0; // where d is
     for (int b = 0; b < nblk * GGML_X_RP_ROWS; b++) {
         ggml_fp16_t d = ggml_fp32_to_fp16(scale ? 65504.0f : 0.01f + 0.05f * fabsf(rnd()));
-        memcpy(w + (size_t) b * bs, &d, sizeof(d));
+        memcpy(w + (size_t) b * bs + doff, &d, sizeof(d));
         if (t == GGML_TYPE_Q4_K) { // dmin
             d = ggml_fp32_to_fp16(scale ? 65504.0f : 0.01f + 0.05f * fabsf(rnd()));
             memcpy(w + (size_t) b * bs + 2, &d, sizeof(d));
@@ -189,19 +193,21 @@ static void test_kernels(void) {
         if (!ggml_x_gemm_kernels_for_level(k_levels[li], &kr)) {
             continue;
         }
-        for (int ti = 0; ti < 3; ti++) {
-            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : ti == 1 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K;
-            const enum ggml_type vt = ti == 2 ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
-            const int qk = ti == 2 ? QK_K : QK8_0;
+        for (int ti = 0; ti < 4; ti++) {
+            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : ti == 1 ? GGML_TYPE_Q8_0 :
+                                     ti == 2 ? GGML_TYPE_Q4_K : GGML_TYPE_Q6_K;
+            const enum ggml_type vt = ti >= 2 ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
+            const int qk = ti >= 2 ? QK_K : QK8_0;
             const ggml_x_rp_kernel_t kern = ggml_x_rp_kernel_of(&kr, t);
             const ggml_vec_dot_t ref = ti == 0 ? ggml_x_vec_dot_q4_0_q8_0_ref :
-                                       ti == 1 ? ggml_x_vec_dot_q8_0_q8_0_ref : ggml_x_vec_dot_q4_K_q8_K_ref;
+                                       ti == 1 ? ggml_x_vec_dot_q8_0_q8_0_ref :
+                                       ti == 2 ? ggml_x_vec_dot_q4_K_q8_K_ref : ggml_x_vec_dot_q6_K_q8_K_ref;
             T_CHECK(kern != NULL);
             if (kern == NULL) {
                 continue;
             }
             for (size_t si = 0; si < sizeof(nblks) / sizeof(nblks[0]); si++) {
-                const int nblk = ti == 2 ? nblks_k[si] : nblks[si];
+                const int nblk = ti >= 2 ? nblks_k[si] : nblks[si];
                 const int k = nblk * qk;
                 const size_t rs = ggml_row_size(t, k);
                 uint8_t * w = malloc(rs * GGML_X_RP_ROWS);
@@ -287,9 +293,10 @@ static void test_kernels16(void) {
         if (!ggml_x_gemm_kernels_for_level(k_levels[li], &kr)) {
             continue;
         }
-        for (int ti = 0; ti < 3; ti++) {
-            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : ti == 1 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K;
-            const int qk = ti == 2 ? QK_K : QK8_0;
+        for (int ti = 0; ti < 4; ti++) {
+            const enum ggml_type t = ti == 0 ? GGML_TYPE_Q4_0 : ti == 1 ? GGML_TYPE_Q8_0 :
+                                     ti == 2 ? GGML_TYPE_Q4_K : GGML_TYPE_Q6_K;
+            const int qk = ti >= 2 ? QK_K : QK8_0;
             const ggml_x_rp16_kernel_t k16 = ggml_x_rp16_kernel_of(&kr, t);
             const ggml_x_rp_kernel_t k8 = ggml_x_rp_kernel_of(&kr, t);
             if (k16 == NULL) {
@@ -418,6 +425,17 @@ static const struct mm_case k_cases[] = {
     { GGML_TYPE_Q4_0, 2080, 67, 8, 1 },   // VNNI: 8 columns of 65 blocks walked in slices (64 + 1)
     { GGML_TYPE_Q8_0, 4224, 40, 5, 1 },   // slices of 100 + 32 blocks
     { GGML_TYPE_Q4_0, 8320, 35, 3, 1 },   // slices of 168 + 92 blocks, 2 pairs + 3 plain rows
+    { GGML_TYPE_Q6_K, 256, 8, 1, 1 },
+    { GGML_TYPE_Q6_K, 512, 21, 1, 1 },
+    { GGML_TYPE_Q6_K, 768, 37, 3, 1 },
+    { GGML_TYPE_Q6_K, 256, 67, 8, 1 },
+    { GGML_TYPE_Q6_K, 512, 45, 9, 1 },    // > 8 columns: several column sets
+    { GGML_TYPE_Q6_K, 256, 19, 64, 1 },
+    { GGML_TYPE_Q6_K, 256, 19, 65, 1 },   // past the repack kernels' column count: unpacked rows
+    { GGML_TYPE_Q6_K, 4352, 29, 5, 1 },   // 17 super-blocks
+    { GGML_TYPE_Q6_K, 256, 19, 2, 3 },
+    { GGML_TYPE_Q6_K, 2048, 64, 16, 1 },
+    { GGML_TYPE_Q6_K, 512, 203, 12, 1 },  // 25 groups (pairs and an odd one) + 3 plain rows, 2 sets
 };
 
 static void test_mul_mat(void) {
@@ -449,10 +467,10 @@ static void test_mul_mat(void) {
         for (size_t i = 0; i < n; i++) {
             wb[i] = rbyte();
         }
-        for (size_t b = 0; b < n / bs; b++) { // sane scales (Q4_K: d and dmin)
+        for (size_t b = 0; b < n / bs; b++) { // sane scales (Q4_K: d and dmin; Q6_K: d at the end)
             for (int h = 0; h < (c->t == GGML_TYPE_Q4_K ? 2 : 1); h++) {
                 ggml_fp16_t d = ggml_fp32_to_fp16(0.01f + 0.05f * fabsf(rnd()));
-                memcpy(wb + b * bs + 2*h, &d, sizeof(d));
+                memcpy(wb + b * bs + (c->t == GGML_TYPE_Q6_K ? bs - 2 : 2*(size_t) h), &d, sizeof(d));
             }
         }
         ggml_backend_tensor_set(wr, wb, 0, n);

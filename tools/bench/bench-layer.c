@@ -6,9 +6,9 @@
 //                         [embd=4096] [ff=11008] [head=32] [headkv=H] [past=256] [bw_mb=512]
 //                         [weights=runner|plain|REGISTRY_NAME]
 //
-// weights= places the 7 matrices: "runner" (default) as the LLaMA runner does (Q4_0 and Q8_0 in
-// the CPU_REPACK buffer type when the library registers it, every other type in the CPU buffer),
-// "plain" all in the CPU buffer, or a registry entry's default buffer type by name.
+// weights= places the 7 matrices: "runner" (default) as the LLaMA runner does (Q4_0, Q8_0, Q4_K and
+// Q6_K in the CPU_REPACK buffer type when the library registers it, every other type in the CPU
+// buffer), "plain" all in the CPU buffer, or a registry entry's default buffer type by name.
 //
 // The layer (one new token, past P tokens in an F16 KV cache):
 //   x  = rms_norm(inp) * attn_norm
@@ -232,15 +232,16 @@ static bool parse_type(const char * s, size_t n, enum ggml_type * t) {
 }
 
 // the buffer type of the 7 matrices: "plain" -> NULL (the CPU buffer with everything else);
-// "runner" -> as the LLaMA runner places them (Q4_0/Q8_0 in CPU_REPACK when the library registers
-// it, else plain); any other value names a registry entry whose default buffer type takes them
+// "runner" -> as the LLaMA runner places them (Q4_0/Q8_0/Q4_K/Q6_K in CPU_REPACK when the library
+// registers it, else plain); any other value names a registry entry whose default buffer type
+// takes them
 static ggml_backend_buffer_type_t weights_buft(const char * weights, enum ggml_type type) {
     const char * name = weights;
     if (strcmp(weights, "plain") == 0) {
         return NULL;
     }
     if (strcmp(weights, "runner") == 0) {
-        if (type != GGML_TYPE_Q4_0 && type != GGML_TYPE_Q8_0) {
+        if (type != GGML_TYPE_Q4_0 && type != GGML_TYPE_Q8_0 && type != GGML_TYPE_Q4_K && type != GGML_TYPE_Q6_K) {
             return NULL;
         }
         name = "CPU_REPACK";

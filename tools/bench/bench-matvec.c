@@ -17,8 +17,8 @@
 //
 // Weights are random values quantized with ggml_quantize_chunk (a few rows, repeated: speed
 // does not depend on the values); buft=repack puts the tensors in the CPU_REPACK buffer type,
-// which stores Q4_0, Q8_0 and Q4_K weights interleaved for its own kernels (as the LLaMA runner
-// does for Q4_0 and Q8_0) and every other type plainly. Types the library cannot quantize (IQ2) get random bytes with
+// which stores Q4_0, Q8_0, Q4_K and Q6_K weights interleaved for its own kernels (as the LLaMA
+// runner does) and every other type plainly. Types the library cannot quantize (IQ2) get random bytes with
 // a small valid fp16 scale in every block. Types whose MUL_MAT the backend does not support are
 // listed as such. Only the public API is used, so the same file links against any build of the
 // library (e.g. a baseline one) for before/after comparisons.

@@ -81,6 +81,7 @@ static void gemm_kernels_scalar(struct ggml_x_gemm_kernels * k) {
     k->rp_q4_0    = ggml_x_rp_kernel_q4_0_scalar;
     k->rp_q8_0    = ggml_x_rp_kernel_q8_0_scalar;
     k->rp_q4_K    = ggml_x_rp_kernel_q4_K_scalar;
+    k->rp_q6_K    = ggml_x_rp_kernel_q6_K_scalar;
 }
 
 // ---------------------------------------------------------------------------------------------

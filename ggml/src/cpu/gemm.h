@@ -79,6 +79,7 @@ struct ggml_x_gemm_kernels {
     void (*rp_q4_0)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
     void (*rp_q8_0)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
     void (*rp_q4_K)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+    void (*rp_q6_K)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
     // 16 rows (the groups at grp and grp + gs) x 1..8 columns at once (ggml_x_rp16_kernel_t;
     // NULL: none, MUL_MAT takes the 8-row kernels)
     void (*rp16_q4_0)(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out);

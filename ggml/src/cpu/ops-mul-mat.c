@@ -819,13 +819,13 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // phase 1: every src1 column prepared once. Q4_0/Q8_0: in pieces of whole runs of
     // MM_RP_PREP_BLOCKS blocks, piece-major (thread ith takes the same blocks of every column), so
     // that no two threads write the same cache line of a set (its per-block scales of all
-    // columns share lines) and one column keeps every thread busy; Q4_K: by columns.
+    // columns share lines) and one column keeps every thread busy; Q4_K and Q6_K: by columns.
     const int64_t ngroups = p->l.ngroups;
     const int min16 = mm_rp16_min_cols(p->l.type);
     const bool use16 = p->kern16 != NULL && GGML_X_MIN(p->n, (int64_t) GGML_X_RP_COLS) >= min16;
     const int64_t unit = use16 ? 2 : 1; // the 16-row kernels take groups in pairs
     mm_range_init(cc, ngroups, unit); // for phase 2, published by the barrier below
-    const bool by_blocks = p->l.type != GGML_TYPE_Q4_K;
+    const bool by_blocks = p->l.type != GGML_TYPE_Q4_K && p->l.type != GGML_TYPE_Q6_K;
     const int64_t nblk = p->l.nblk;
     const int64_t per = by_blocks ? GGML_X_MAX((int64_t) MM_RP_PREP_BLOCKS,
         ((nblk + cc->nth - 1) / cc->nth + MM_RP_PREP_BLOCKS - 1) / MM_RP_PREP_BLOCKS * MM_RP_PREP_BLOCKS) : nblk;

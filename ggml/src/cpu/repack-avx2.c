@@ -148,10 +148,27 @@ GXR static void rp_q4_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const
     }
 }
 
+#define RPK6_INLINE GXR_INLINE
+#define RPK6_VNNI 0
+#include "cpu/repack-q6k.h"
+
+// four columns per pass, as above
+GXR static void rp_q6_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    for (int j0 = 0; j0 < ncols; j0 += 4) {
+        switch (ncols - j0 < 4 ? ncols - j0 : 4) {
+            case 1:  rpk6_cols(nblk, 1, ncols, j0, grp, set, out); break;
+            case 2:  rpk6_cols(nblk, 2, ncols, j0, grp, set, out); break;
+            case 3:  rpk6_cols(nblk, 3, ncols, j0, grp, set, out); break;
+            default: rpk6_cols(nblk, 4, ncols, j0, grp, set, out); break;
+        }
+    }
+}
+
 void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k) {
     k->rp_q4_0 = rp_q4_0_avx2;
     k->rp_q8_0 = rp_q8_0_avx2;
     k->rp_q4_K = rp_q4_K_avx2;
+    k->rp_q6_K = rp_q6_K_avx2;
 }
 
 #endif // __x86_64__

@@ -393,6 +393,23 @@ GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
     }
 }
 
+#define RPK6_INLINE GXV_INLINE
+#define RPK6_VNNI 1
+#include "cpu/repack-q6k.h"
+
+GXV static void rp_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    switch (ncols) {
+        case 1:  rpk6_cols(nblk, 1, 1, 0, grp, set, out); break;
+        case 2:  rpk6_cols(nblk, 2, 2, 0, grp, set, out); break;
+        case 3:  rpk6_cols(nblk, 3, 3, 0, grp, set, out); break;
+        case 4:  rpk6_cols(nblk, 4, 4, 0, grp, set, out); break;
+        case 5:  rpk6_cols(nblk, 5, 5, 0, grp, set, out); break;
+        case 6:  rpk6_cols(nblk, 6, 6, 0, grp, set, out); break;
+        case 7:  rpk6_cols(nblk, 7, 7, 0, grp, set, out); break;
+        default: rpk6_cols(nblk, 8, 8, 0, grp, set, out); break;
+    }
+}
+
 // Q4_K on 16 rows (two groups in 512-bit vectors), as rpk_cols of repack-q4k.h with every step
 // widened: the scales and mins are unpacked per group (256-bit, as there) and joined per
 // sub-block; the float steps are the same operations in the same order, so each row's result
@@ -584,6 +601,7 @@ void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
     k->rp_q4_K = rp_q4_K_vnni;
+    k->rp_q6_K = rp_q6_K_vnni;
     k->rp16_q4_0 = rp16_q4_0_vnni;
     k->rp16_q8_0 = rp16_q8_0_vnni;
     k->rp16_q4_K = rp16_q4_K_vnni;

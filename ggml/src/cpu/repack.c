@@ -1,9 +1,9 @@
-// repack.c - the CPU_REPACK buffer type (ggml_x_backend_cpu_repack_buffer_type): Q4_0, Q8_0 and
-// Q4_K weight matrices stored interleaved by groups of 8 rows, so that MUL_MAT's repack kernels
+// repack.c - the CPU_REPACK buffer type (ggml_x_backend_cpu_repack_buffer_type): Q4_0, Q8_0, Q4_K
+// and Q6_K weight matrices stored interleaved by groups of 8 rows, so that MUL_MAT's repack kernels
 // stream one contiguous run of memory per group and compute 8 rows x up to 8 src1 columns in
 // one pass over the weights.
 //
-// Layout. A tensor is repacked when it is not a view, its type is Q4_0, Q8_0 or Q4_K, it is 2-D
+// Layout. A tensor is repacked when it is not a view, its type is Q4_0, Q8_0, Q4_K or Q6_K, it is 2-D
 // (ne2 = ne3 = 1) with contiguous rows and has at least 8 rows (ggml_x_rp_layout_of). It then
 // occupies the same ggml_nbytes bytes as in a CPU buffer, but rows 0 .. 8*G-1 (G = ne1 / 8 whole
 // groups) are rearranged; the last ne1 % 8 rows stay in the plain layout at their usual offsets.
@@ -25,6 +25,14 @@
 //               sub-blocks are unpacked for 8 rows at once;
 //   [128, 1152) the 128 quant bytes in 32-byte chunks: chunk c holds bytes 4c..4c+3 of rows 0..7
 //               (row r at 4r), as for Q4_0.
+// Q6_K (ne0 a multiple of QK_K): super-block b of the group's 8 rows takes 8 * 210 = 1680 bytes
+// at b*1680, a header of 144 bytes then the quant bytes in two halves of 768 (QK_K/2 elements):
+//   [0, 16)     the 8 rows' fp16 d (row r at 2r);
+//   [16, 144)   the 16 int8 scales: scale s of row r at 16 + 8s + r (one 8-byte load: 8 rows);
+//   [144 + 768n, ...) half n: for c = 0..7, 96 bytes: 32-byte chunks of ql bytes 64n + 4c..+3,
+//               of ql bytes 64n + 32 + 4c..+3 and of qh bytes 32n + 4c..+3 (row r at 4r in each),
+//               so one step of the kernel has the low bits and the high bits of the same 16
+//               elements of every row (elements 128n + 32f + 4c..+3, f = 0..3) in three loads.
 // The rearrangement is a permutation of byte positions (no byte changes value), so set_tensor and
 // get_tensor with any offset and size map each byte to its place (ggml_x_rp_pack / _unpack),
 // get_tensor returns exactly the bytes that were set, clear (memset of the whole buffer) and raw
@@ -60,6 +68,7 @@
 
 #define RP_ALIGN 64
 #define RP_K4_HDR 128   // Q4_K: header bytes of an 8-row super-block (before the quant bytes)
+#define RP_K6_HDR 144   // Q6_K: the same
 
 // an allocation failure is not a programming error: print it (and record it when recoverable)
 static void rp_soft_error(const char * msg, size_t size) {
@@ -74,12 +83,14 @@ static void rp_soft_error(const char * msg, size_t size) {
 // layout
 
 bool ggml_x_rp_layout_of(const struct ggml_tensor * t, struct ggml_x_rp_layout * l) {
-    if (t == NULL || (t->type != GGML_TYPE_Q4_0 && t->type != GGML_TYPE_Q8_0 && t->type != GGML_TYPE_Q4_K)) {
+    if (t == NULL || (t->type != GGML_TYPE_Q4_0 && t->type != GGML_TYPE_Q8_0 && t->type != GGML_TYPE_Q4_K &&
+                      t->type != GGML_TYPE_Q6_K)) {
         return false;
     }
-    const int64_t qk = t->type == GGML_TYPE_Q4_K ? QK_K : QK8_0;
+    const int64_t qk = t->type == GGML_TYPE_Q4_K || t->type == GGML_TYPE_Q6_K ? QK_K : QK8_0;
     const size_t bs = t->type == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) :
-                      t->type == GGML_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_K);
+                      t->type == GGML_TYPE_Q8_0 ? sizeof(block_q8_0) :
+                      t->type == GGML_TYPE_Q4_K ? sizeof(block_q4_K) : sizeof(block_q6_K);
     if (t->ne[0] <= 0 || t->ne[0] % qk != 0 || t->ne[1] < GGML_X_RP_ROWS || t->ne[2] != 1 || t->ne[3] != 1) {
         return false;
     }
@@ -138,14 +149,32 @@ static inline size_t rp_k4_pos(size_t r, size_t t) {
     return RP_K4_HDR + (i / 4) * 32 + 4*r + i % 4;         // quant byte quads
 }
 
+// Q6_K: where byte t (0..209) of row r's super-block (ql[128], qh[64], scales[16], d) lands in
+// the group's 8-row super-block
+static inline size_t rp_k6_pos(size_t r, size_t t) {
+    if (t < 128) {                                         // ql: half n, chunk c, low/high 32
+        const size_t n = t / 64, i = t % 64;
+        return RP_K6_HDR + 768*n + 96*((i % 32) / 4) + 32*(i / 32) + 4*r + i % 4;
+    }
+    if (t < 192) {                                         // qh
+        const size_t n = (t - 128) / 32, i = (t - 128) % 32;
+        return RP_K6_HDR + 768*n + 96*(i / 4) + 64 + 4*r + i % 4;
+    }
+    if (t < 208) {
+        return 16 + 8*(t - 192) + r;                       // scales
+    }
+    return 2*r + (t - 208);                                // d
+}
+
 // interleaved position of original byte o (o < l->packed)
 static inline size_t rp_pos(const struct ggml_x_rp_layout * l, size_t o) {
     const size_t row = o / l->row_size;
     const size_t q   = o % l->row_size;
     const size_t g = row / GGML_X_RP_ROWS, r = row % GGML_X_RP_ROWS;
     const size_t b = q / l->bs, t = q % l->bs;
-    if (l->type == GGML_TYPE_Q4_K) {
-        return g * GGML_X_RP_ROWS * l->row_size + b * GGML_X_RP_ROWS * l->bs + rp_k4_pos(r, t);
+    if (l->type == GGML_TYPE_Q4_K || l->type == GGML_TYPE_Q6_K) {
+        return g * GGML_X_RP_ROWS * l->row_size + b * GGML_X_RP_ROWS * l->bs +
+               (l->type == GGML_TYPE_Q4_K ? rp_k4_pos(r, t) : rp_k6_pos(r, t));
     }
     if (t < 2) {
         return rp_scale_pos(l, g, r, b) + t;
@@ -175,6 +204,26 @@ static inline void rp_block(const struct ggml_x_rp_layout * l, char * packed, ch
                 memcpy(p, plain + 16 + 4*c, 4);
             } else {
                 memcpy(plain + 16 + 4*c, p, 4);
+            }
+        }
+        return;
+    }
+    if (l->type == GGML_TYPE_Q6_K) {
+        char * kb = packed + g * GGML_X_RP_ROWS * l->row_size + b * GGML_X_RP_ROWS * l->bs;
+        for (size_t t = 0; t < 192; t += 4) {              // ql and qh: quads stay together
+            char * p = kb + rp_k6_pos(r, t);
+            if (to_packed) {
+                memcpy(p, plain + t, 4);
+            } else {
+                memcpy(plain + t, p, 4);
+            }
+        }
+        for (size_t t = 192; t < sizeof(block_q6_K); t++) {
+            char * p = kb + rp_k6_pos(r, t);
+            if (to_packed) {
+                *p = plain[t];
+            } else {
+                plain[t] = *p;
             }
         }
         return;
@@ -388,6 +437,13 @@ GGML_CALL ggml_backend_buffer_type_t ggml_x_backend_cpu_repack_buffer_type(void)
     return &rp_buft;
 }
 
+bool ggml_x_backend_cpu_repack_has_kernel(enum ggml_type type) {
+    struct ggml_x_gemm_kernels scalar;
+    ggml_x_gemm_kernels_for_level(GGML_X_CPU_SCALAR, &scalar);
+    const ggml_x_rp_kernel_t k = ggml_x_rp_kernel_of(ggml_x_gemm_kernels_active(), type);
+    return k != NULL && k != ggml_x_rp_kernel_of(&scalar, type);
+}
+
 // ---------------------------------------------------------------------------------------------
 // activation preparation
 
@@ -437,9 +493,28 @@ static void rp_prep_q4_K(const float * x, int64_t k, uint8_t * set, int j, int n
     }
 }
 
+// Q6_K: the q8_K bytes and scale as for Q4_K; the corrections region holds the 16 sums of 16
+// (the q8_K bsums, 32 bytes per super-block and column: the same room as Q4_K's 8 int16 pairs)
+static void rp_prep_q6_K(const float * x, int64_t k, uint8_t * set, int j, int nc) {
+    const int64_t nsb = k / QK_K;
+    block_q8_K * q = (block_q8_K *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
+    float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
+    int16_t * bsum = (int16_t *) (set + ggml_x_rp_set_corr_off(k));
+    ggml_x_cpu_type_traits(GGML_TYPE_Q8_K)->from_float(x, q, (int) k);
+    for (int64_t b = 0; b < nsb; b++) {
+        memcpy(set + (size_t) (b * nc + j) * QK_K, q[b].qs, QK_K);
+        dx[b * nc + j] = q[b].d;
+        memcpy(bsum + (b * nc + j) * (QK_K / 16), q[b].bsums, sizeof(q[b].bsums));
+    }
+}
+
 void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc) {
     if (wtype == GGML_TYPE_Q4_K) {
         rp_prep_q4_K(x, k, set, j, nc);
+        return;
+    }
+    if (wtype == GGML_TYPE_Q6_K) {
+        rp_prep_q6_K(x, k, set, j, nc);
         return;
     }
     ggml_x_rp_prep_blocks(wtype, x, k, 0, k / QK8_0, set, j, nc);
@@ -534,11 +609,38 @@ void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, 
     }
 }
 
+// Q6_K: as Q4_K's, through the reference dot product
+void ggml_x_rp_kernel_q6_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    const int64_t k = nblk * QK_K;
+    const size_t bs8 = GGML_X_RP_ROWS * sizeof(block_q6_K);
+    for (int j = 0; j < ncols; j++) {
+        const block_q8_K * y = (const block_q8_K *) ggml_x_rp_set_q8(set, k, j);
+        for (int r = 0; r < GGML_X_RP_ROWS; r++) {
+            float sum = 0.0f;
+            for (int64_t b = 0; b < nblk; b++) {
+                const uint8_t * kb = grp + (size_t) b * bs8;
+                uint8_t blk[sizeof(block_q6_K)];
+                for (size_t t = 0; t < 192; t += 4) {
+                    memcpy(blk + t, kb + rp_k6_pos((size_t) r, t), 4);
+                }
+                for (size_t t = 192; t < sizeof(block_q6_K); t++) {
+                    blk[t] = kb[rp_k6_pos((size_t) r, t)];
+                }
+                float v;
+                ggml_x_vec_dot_q6_K_q8_K_ref(QK_K, &v, blk, &y[b]);
+                sum += v;
+            }
+            out[j*GGML_X_RP_ROWS + r] = sum;
+        }
+    }
+}
+
 ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type) {
     switch (type) {
         case GGML_TYPE_Q4_0: return k->rp_q4_0;
         case GGML_TYPE_Q8_0: return k->rp_q8_0;
         case GGML_TYPE_Q4_K: return k->rp_q4_K;
+        case GGML_TYPE_Q6_K: return k->rp_q6_K;
         default:             return NULL;
     }
 }

@@ -1,5 +1,5 @@
-// repack.h - the CPU_REPACK buffer type: Q4_0 / Q8_0 weights stored interleaved by groups of 8
-// rows, read only by MUL_MAT's repack kernels (internal; the layout is described in repack.c).
+// repack.h - the CPU_REPACK buffer type: Q4_0 / Q8_0 / Q4_K / Q6_K weights stored interleaved by
+// groups of 8 rows, read only by MUL_MAT's repack kernels (internal; the layout: repack.c).
 
 #ifndef GGML_X_REPACK_H
 #define GGML_X_REPACK_H
@@ -14,11 +14,11 @@ extern "C" {
 #define GGML_X_RP_COLS 8   // src1 columns one kernel call computes
 
 // Where a repacked tensor's bytes live. A tensor is repacked when it is not a view, its buffer
-// has the repack buffer type, its type is Q4_0, Q8_0 or Q4_K, it is 2-D (ne2 = ne3 = 1) with
+// has the repack buffer type, its type is Q4_0, Q8_0, Q4_K or Q6_K, it is 2-D (ne2 = ne3 = 1) with
 // contiguous rows and at least 8 rows.
 struct ggml_x_rp_layout {
     enum ggml_type type;
-    size_t  bs;        // bytes of one block (18, 34; Q4_K: 144, a super-block)
+    size_t  bs;        // bytes of one block (18, 34; Q4_K: 144, Q6_K: 210, a super-block)
     int64_t nblk;      // blocks (Q4_K: super-blocks) per row
     size_t  row_size;  // bytes of one row
     int64_t ngroups;   // whole groups of 8 rows; rows ngroups*8.. stay in the plain layout
@@ -39,7 +39,7 @@ void ggml_x_rp_pack(const struct ggml_x_rp_layout * l, char * base, const char *
 void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char * dst, size_t off, size_t size);
 
 // Prepared activations: a "column set" of up to GGML_X_RP_COLS src1 columns of k elements for
-// weights of type wtype (Q4_0 / Q8_0), 64-byte aligned, ggml_x_rp_set_size(k) bytes, so that a
+// weights of type wtype (Q4_0 / Q8_0; the k-quants below), 64-byte aligned, ggml_x_rp_set_size(k) bytes, so that a
 // kernel reaches every column of a block through one pointer and constant offsets:
 // With nc columns in the set (1..8, the same for every column prepared into it; the slots are
 // packed by nc so that one column's bytes stay dense):
@@ -54,6 +54,8 @@ void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char
 //   [dx_off, ...)         per super-block, per column: the float scale d of the q8_K block
 //   [corr_off, ...)       per super-block, per column: 8 int16, the sums of the 8 sub-blocks of 32
 //   [q8_off, ...)         per column: the row as plain block_q8_K
+// Q6_K weights: the same, except [corr_off, ...) holds per super-block, per column 16 int16, the
+// sums of the 16 groups of 16 (block_q8_K bsums).
 // Slots of columns that were not prepared are never read.
 size_t ggml_x_rp_set_size(int64_t k);
 size_t ggml_x_rp_set_dx_off(int64_t k);
@@ -85,6 +87,7 @@ typedef void (*ggml_x_rp16r_kernel_t)(int64_t nblk, int64_t b0, int64_t b1, int 
 void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
+void ggml_x_rp_kernel_q6_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 
 // the kernel of a repacked type in a level's kernel table (gemm.h); NULL: not a repacked type
 struct ggml_x_gemm_kernels;
