@@ -478,7 +478,10 @@ const void * ggml_x_rp_set_q8(const uint8_t * set, int64_t k, int j) {
     return set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k);
 }
 
-static void rp_prep_q4_K(const float * x, int64_t k, uint8_t * set, int j, int nc) {
+// k-quant weights (Q4_K, Q6_K): the q8_K quantization's bytes and scale, and in the corrections
+// region per super-block and column Q4_K's 8 sums of the sub-blocks of 32 (its mins go by those)
+// or Q6_K's 16 sums of 16 (the q8_K bsums: its - 32 goes by scale groups of 16)
+static void rp_prep_kq(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc) {
     const int64_t nsb = k / QK_K;
     block_q8_K * q = (block_q8_K *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
     float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
@@ -487,34 +490,20 @@ static void rp_prep_q4_K(const float * x, int64_t k, uint8_t * set, int j, int n
     for (int64_t b = 0; b < nsb; b++) {
         memcpy(set + (size_t) (b * nc + j) * QK_K, q[b].qs, QK_K);
         dx[b * nc + j] = q[b].d;
+        if (wtype == GGML_TYPE_Q6_K) {
+            memcpy(bsum + (b * nc + j) * (QK_K / 16), q[b].bsums, sizeof(q[b].bsums));
+            continue;
+        }
+        int16_t * bs = bsum + (b * nc + j) * (QK_K / 32);
         for (int s = 0; s < QK_K / 32; s++) {
-            bsum[(b * nc + j) * (QK_K / 32) + s] = (int16_t) (q[b].bsums[2*s] + q[b].bsums[2*s + 1]);
+            bs[s] = (int16_t) (q[b].bsums[2*s] + q[b].bsums[2*s + 1]);
         }
     }
 }
 
-// Q6_K: the q8_K bytes and scale as for Q4_K; the corrections region holds the 16 sums of 16
-// (the q8_K bsums, 32 bytes per super-block and column: the same room as Q4_K's 8 int16 pairs)
-static void rp_prep_q6_K(const float * x, int64_t k, uint8_t * set, int j, int nc) {
-    const int64_t nsb = k / QK_K;
-    block_q8_K * q = (block_q8_K *) (set + rp_set_q8_off(k) + (size_t) j * rp_q8_row(k));
-    float * dx = (float *) (set + ggml_x_rp_set_dx_off(k));
-    int16_t * bsum = (int16_t *) (set + ggml_x_rp_set_corr_off(k));
-    ggml_x_cpu_type_traits(GGML_TYPE_Q8_K)->from_float(x, q, (int) k);
-    for (int64_t b = 0; b < nsb; b++) {
-        memcpy(set + (size_t) (b * nc + j) * QK_K, q[b].qs, QK_K);
-        dx[b * nc + j] = q[b].d;
-        memcpy(bsum + (b * nc + j) * (QK_K / 16), q[b].bsums, sizeof(q[b].bsums));
-    }
-}
-
 void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * set, int j, int nc) {
-    if (wtype == GGML_TYPE_Q4_K) {
-        rp_prep_q4_K(x, k, set, j, nc);
-        return;
-    }
-    if (wtype == GGML_TYPE_Q6_K) {
-        rp_prep_q6_K(x, k, set, j, nc);
+    if (wtype == GGML_TYPE_Q4_K || wtype == GGML_TYPE_Q6_K) {
+        rp_prep_kq(wtype, x, k, set, j, nc);
         return;
     }
     ggml_x_rp_prep_blocks(wtype, x, k, 0, k / QK8_0, set, j, nc);
@@ -582,26 +571,22 @@ void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, 
     rp_kernel_scalar(nblk, ncols, grp, set, out, false);
 }
 
-// Q4_K: each super-block of each row gathered back into a block_q4_K and dotted with the
-// reference, so the result is the reference's to the last bit
-void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+// k-quants (Q4_K, Q6_K): each super-block of each row gathered back into its plain block
+// (rp_block) and dotted with the reference, so the result is the reference's to the last bit
+static void rp_kernel_kq_scalar(enum ggml_type type, ggml_vec_dot_t ref, int64_t nblk, int ncols, const uint8_t * grp,
+                                const uint8_t * set, float * out) {
     const int64_t k = nblk * QK_K;
-    const size_t bs8 = GGML_X_RP_ROWS * sizeof(block_q4_K);
+    const size_t bs = type == GGML_TYPE_Q4_K ? sizeof(block_q4_K) : sizeof(block_q6_K);
+    const struct ggml_x_rp_layout l = { type, bs, nblk, bs * (size_t) nblk, 1, GGML_X_RP_ROWS * bs * (size_t) nblk };
     for (int j = 0; j < ncols; j++) {
         const block_q8_K * y = (const block_q8_K *) ggml_x_rp_set_q8(set, k, j);
         for (int r = 0; r < GGML_X_RP_ROWS; r++) {
             float sum = 0.0f;
             for (int64_t b = 0; b < nblk; b++) {
-                const uint8_t * kb = grp + (size_t) b * bs8;
-                uint8_t blk[sizeof(block_q4_K)];
-                for (size_t t = 0; t < 16; t++) {
-                    blk[t] = kb[rp_k4_pos((size_t) r, t)];
-                }
-                for (size_t c = 0; c < QK_K / 8; c++) {
-                    memcpy(blk + 16 + 4*c, kb + RP_K4_HDR + 32*c + 4*r, 4);
-                }
+                uint8_t blk[sizeof(block_q6_K) > sizeof(block_q4_K) ? sizeof(block_q6_K) : sizeof(block_q4_K)];
+                rp_block(&l, (char *) grp, (char *) blk, (size_t) r * l.row_size + (size_t) b * bs, false);
                 float v;
-                ggml_x_vec_dot_q4_K_q8_K_ref(QK_K, &v, blk, &y[b]);
+                ref(QK_K, &v, blk, &y[b]);
                 sum += v;
             }
             out[j*GGML_X_RP_ROWS + r] = sum;
@@ -609,30 +594,12 @@ void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, 
     }
 }
 
-// Q6_K: as Q4_K's, through the reference dot product
+void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    rp_kernel_kq_scalar(GGML_TYPE_Q4_K, ggml_x_vec_dot_q4_K_q8_K_ref, nblk, ncols, grp, set, out);
+}
+
 void ggml_x_rp_kernel_q6_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
-    const int64_t k = nblk * QK_K;
-    const size_t bs8 = GGML_X_RP_ROWS * sizeof(block_q6_K);
-    for (int j = 0; j < ncols; j++) {
-        const block_q8_K * y = (const block_q8_K *) ggml_x_rp_set_q8(set, k, j);
-        for (int r = 0; r < GGML_X_RP_ROWS; r++) {
-            float sum = 0.0f;
-            for (int64_t b = 0; b < nblk; b++) {
-                const uint8_t * kb = grp + (size_t) b * bs8;
-                uint8_t blk[sizeof(block_q6_K)];
-                for (size_t t = 0; t < 192; t += 4) {
-                    memcpy(blk + t, kb + rp_k6_pos((size_t) r, t), 4);
-                }
-                for (size_t t = 192; t < sizeof(block_q6_K); t++) {
-                    blk[t] = kb[rp_k6_pos((size_t) r, t)];
-                }
-                float v;
-                ggml_x_vec_dot_q6_K_q8_K_ref(QK_K, &v, blk, &y[b]);
-                sum += v;
-            }
-            out[j*GGML_X_RP_ROWS + r] = sum;
-        }
-    }
+    rp_kernel_kq_scalar(GGML_TYPE_Q6_K, ggml_x_vec_dot_q6_K_q8_K_ref, nblk, ncols, grp, set, out);
 }
 
 ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type) {
