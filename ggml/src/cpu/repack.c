@@ -1,10 +1,10 @@
 // repack.c - the CPU_REPACK buffer type (ggml_x_backend_cpu_repack_buffer_type): Q4_0, Q8_0, Q4_K
-// and Q6_K weight matrices stored interleaved by groups of 8 rows, so that MUL_MAT's repack kernels
-// stream one contiguous run of memory per group and compute 8 rows x up to 8 src1 columns in
-// one pass over the weights.
+// and Q6_K weight matrices stored interleaved by groups of 8 rows, so that MUL_MAT's repack
+// kernels stream one contiguous run of memory per group and compute 8 rows x up to 8 src1
+// columns in one pass over the weights.
 //
-// Layout. A tensor is repacked when it is not a view, its type is Q4_0, Q8_0, Q4_K or Q6_K, it is 2-D
-// (ne2 = ne3 = 1) with contiguous rows and has at least 8 rows (ggml_x_rp_layout_of). It then
+// Layout. A tensor is repacked when it is not a view, its type is Q4_0, Q8_0, Q4_K or Q6_K, it is
+// 2-D (ne2 = ne3 = 1) with contiguous rows and has at least 8 rows (ggml_x_rp_layout_of). It then
 // occupies the same ggml_nbytes bytes as in a CPU buffer, but rows 0 .. 8*G-1 (G = ne1 / 8 whole
 // groups) are rearranged; the last ne1 % 8 rows stay in the plain layout at their usual offsets.
 // Group g occupies bytes [g*8*row_size, (g+1)*8*row_size), one sequential stream: its blocks in

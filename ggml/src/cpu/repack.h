@@ -39,8 +39,9 @@ void ggml_x_rp_pack(const struct ggml_x_rp_layout * l, char * base, const char *
 void ggml_x_rp_unpack(const struct ggml_x_rp_layout * l, const char * base, char * dst, size_t off, size_t size);
 
 // Prepared activations: a "column set" of up to GGML_X_RP_COLS src1 columns of k elements for
-// weights of type wtype (Q4_0 / Q8_0; the k-quants below), 64-byte aligned, ggml_x_rp_set_size(k) bytes, so that a
-// kernel reaches every column of a block through one pointer and constant offsets:
+// weights of type wtype (Q4_0 / Q8_0; the k-quants below), 64-byte aligned,
+// ggml_x_rp_set_size(k) bytes, so that a kernel reaches every column of a block through one
+// pointer and constant offsets:
 // With nc columns in the set (1..8, the same for every column prepared into it; the slots are
 // packed by nc so that one column's bytes stay dense):
 //   [0, 32*nc*nblk)       per block, per column j: its 32 int8 (q8_0 quantization) at 32j
