@@ -136,32 +136,28 @@ GXR static void rp_q8_0_avx2(int64_t nblk, int ncols, const uint8_t * grp, const
 #define RPK_VNNI 0
 #include "cpu/repack-q4k.h"
 
-// four columns per pass (16 registers), as above
-GXR static void rp_q4_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
-    for (int j0 = 0; j0 < ncols; j0 += 4) {
-        switch (ncols - j0 < 4 ? ncols - j0 : 4) {
-            case 1:  rpk_cols(nblk, 1, ncols, j0, grp, set, out); break;
-            case 2:  rpk_cols(nblk, 2, ncols, j0, grp, set, out); break;
-            case 3:  rpk_cols(nblk, 3, ncols, j0, grp, set, out); break;
-            default: rpk_cols(nblk, 4, ncols, j0, grp, set, out); break;
-        }
+// the k-quant kernels (repack-q4k.h, repack-q6k.h) four columns per pass (16 registers), as
+// above: cols is rpk_cols or rpk6_cols
+#define RPK_FOUR_COLS_PER_PASS(cols)                                                \
+    for (int j0 = 0; j0 < ncols; j0 += 4) {                                        \
+        switch (ncols - j0 < 4 ? ncols - j0 : 4) {                                 \
+            case 1:  cols(nblk, 1, ncols, j0, grp, set, out); break;               \
+            case 2:  cols(nblk, 2, ncols, j0, grp, set, out); break;               \
+            case 3:  cols(nblk, 3, ncols, j0, grp, set, out); break;               \
+            default: cols(nblk, 4, ncols, j0, grp, set, out); break;               \
+        }                                                                          \
     }
+
+GXR static void rp_q4_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    RPK_FOUR_COLS_PER_PASS(rpk_cols)
 }
 
 #define RPK6_INLINE GXR_INLINE
 #define RPK6_VNNI 0
 #include "cpu/repack-q6k.h"
 
-// four columns per pass, as above
 GXR static void rp_q6_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
-    for (int j0 = 0; j0 < ncols; j0 += 4) {
-        switch (ncols - j0 < 4 ? ncols - j0 : 4) {
-            case 1:  rpk6_cols(nblk, 1, ncols, j0, grp, set, out); break;
-            case 2:  rpk6_cols(nblk, 2, ncols, j0, grp, set, out); break;
-            case 3:  rpk6_cols(nblk, 3, ncols, j0, grp, set, out); break;
-            default: rpk6_cols(nblk, 4, ncols, j0, grp, set, out); break;
-        }
-    }
+    RPK_FOUR_COLS_PER_PASS(rpk6_cols)
 }
 
 void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k) {

@@ -380,17 +380,22 @@ GXV static void rp16r_q8_0_vnni(int64_t nblk, int64_t b0, int64_t b1, int ncols,
 #define RPK_VNNI 1
 #include "cpu/repack-q4k.h"
 
-GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
-    switch (ncols) {
-        case 1:  rpk_cols(nblk, 1, 1, 0, grp, set, out); break;
-        case 2:  rpk_cols(nblk, 2, 2, 0, grp, set, out); break;
-        case 3:  rpk_cols(nblk, 3, 3, 0, grp, set, out); break;
-        case 4:  rpk_cols(nblk, 4, 4, 0, grp, set, out); break;
-        case 5:  rpk_cols(nblk, 5, 5, 0, grp, set, out); break;
-        case 6:  rpk_cols(nblk, 6, 6, 0, grp, set, out); break;
-        case 7:  rpk_cols(nblk, 7, 7, 0, grp, set, out); break;
-        default: rpk_cols(nblk, 8, 8, 0, grp, set, out); break;
+// the k-quant kernels (repack-q4k.h, repack-q6k.h) with all columns in one pass: cols is
+// rpk_cols or rpk6_cols, instantiated for each column count
+#define RPK_ALL_COLS(cols)                                                         \
+    switch (ncols) {                                                               \
+        case 1:  cols(nblk, 1, 1, 0, grp, set, out); break;                        \
+        case 2:  cols(nblk, 2, 2, 0, grp, set, out); break;                        \
+        case 3:  cols(nblk, 3, 3, 0, grp, set, out); break;                        \
+        case 4:  cols(nblk, 4, 4, 0, grp, set, out); break;                        \
+        case 5:  cols(nblk, 5, 5, 0, grp, set, out); break;                        \
+        case 6:  cols(nblk, 6, 6, 0, grp, set, out); break;                        \
+        case 7:  cols(nblk, 7, 7, 0, grp, set, out); break;                        \
+        default: cols(nblk, 8, 8, 0, grp, set, out); break;                        \
     }
+
+GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
+    RPK_ALL_COLS(rpk_cols)
 }
 
 #define RPK6_INLINE GXV_INLINE
@@ -398,16 +403,7 @@ GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
 #include "cpu/repack-q6k.h"
 
 GXV static void rp_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
-    switch (ncols) {
-        case 1:  rpk6_cols(nblk, 1, 1, 0, grp, set, out); break;
-        case 2:  rpk6_cols(nblk, 2, 2, 0, grp, set, out); break;
-        case 3:  rpk6_cols(nblk, 3, 3, 0, grp, set, out); break;
-        case 4:  rpk6_cols(nblk, 4, 4, 0, grp, set, out); break;
-        case 5:  rpk6_cols(nblk, 5, 5, 0, grp, set, out); break;
-        case 6:  rpk6_cols(nblk, 6, 6, 0, grp, set, out); break;
-        case 7:  rpk6_cols(nblk, 7, 7, 0, grp, set, out); break;
-        default: rpk6_cols(nblk, 8, 8, 0, grp, set, out); break;
-    }
+    RPK_ALL_COLS(rpk6_cols)
 }
 
 // Q4_K on 16 rows (two groups in 512-bit vectors), as rpk_cols of repack-q4k.h with every step

@@ -21,8 +21,8 @@
 #define RPK_PF   (2 * RPK_SB)                            // prefetch distance into L1
 #define RPK_FAR  GGML_X_FAR_DISTANCE                     // and into L2 (cpu/prefetch.h)
 
-// the 4 bytes at p in every 32-bit lane
-RPK_INLINE __m256i rpk_b4(const int8_t * p) {
+// the 4 bytes at p in every 32-bit lane (repack-q6k.h uses it too)
+RPK_INLINE __m256i rpk_b4(const void * p) {
     int32_t v;
     memcpy(&v, p, sizeof(v));
     return _mm256_set1_epi32(v);
@@ -120,10 +120,10 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const int16_t * bs = bsum + ((size_t) b * nct + (size_t) (j0 + c)) * (QK_K / 32);
-            __m256i s = _mm256_madd_epi16(mn[0], rpk_b4((const int8_t *) bs));
+            __m256i s = _mm256_madd_epi16(mn[0], rpk_b4(bs));
 #pragma GCC unroll 3
             for (int p = 1; p < 4; p++) {
-                s = _mm256_add_epi32(s, _mm256_madd_epi16(mn[p], rpk_b4((const int8_t *) (bs + 2*p))));
+                s = _mm256_add_epi32(s, _mm256_madd_epi16(mn[p], rpk_b4(bs + 2*p)));
             }
             const __m256 yd = _mm256_set1_ps(dx[(size_t) b * nct + (size_t) (j0 + c)]);
             acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, yd), acc[c]);

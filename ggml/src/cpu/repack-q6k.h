@@ -1,7 +1,7 @@
 // repack-q6k.h - the Q6_K kernel of weights repacked by groups of 8 rows (layout: repack.c),
 // included by repack-avx2.c (RPK6_VNNI 0: vpmaddubsw) and repack-avx512.c (RPK6_VNNI 1:
 // vpdpbusd with embedded broadcasts, dpbusd_b, and vpternlogd), which define RPK6_INLINE
-// (target attributes) first.
+// (target attributes) first, after repack-q4k.h.
 //
 // A Q6_K weight is d * scale[g] * (q - 32), q = 4 low bits (ql) | 2 high bits (qh) << 4, one
 // int8 scale per group g of 16 elements. Per 8-row super-block and per step (a half n, chunks
@@ -19,17 +19,14 @@
 
 #include <string.h>
 
+#ifndef RPK_SB
+#error "include cpu/repack-q4k.h first (its rpk_b4 serves both)"
+#endif
+
 #define RPK6_SB   (GGML_X_RP_ROWS * sizeof(block_q6_K))  // bytes of an 8-row super-block: 1680
 #define RPK6_HDR  144                                    // its header (repack.c)
 #define RPK6_PF   (2 * RPK6_SB)                          // prefetch distance into L1
 #define RPK6_FAR  GGML_X_FAR_DISTANCE                    // and into L2 (cpu/prefetch.h)
-
-// the 4 bytes at p in every 32-bit lane
-RPK6_INLINE __m256i rpk6_b4(const void * p) {
-    int32_t v;
-    memcpy(&v, p, sizeof(v));
-    return _mm256_set1_epi32(v);
-}
 
 // the 6-bit q of 4 elements per row: bits 0..3 from lo (its high nibble ignored), bits 4..5
 // from hi (already masked to 0x30)
@@ -61,8 +58,8 @@ RPK6_INLINE __m256i rpk6_group(__m256i isum, const __m256i * w, const int8_t * x
     }
     return _mm256_add_epi32(isum, _mm256_mullo_epi32(s, sc));
 #else
-    const __m256i s0 = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], rpk6_b4(x)), _mm256_maddubs_epi16(w[1], rpk6_b4(x + 4)));
-    const __m256i s1 = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], rpk6_b4(x + 8)), _mm256_maddubs_epi16(w[3], rpk6_b4(x + 12)));
+    const __m256i s0 = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], rpk_b4(x)), _mm256_maddubs_epi16(w[1], rpk_b4(x + 4)));
+    const __m256i s1 = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], rpk_b4(x + 8)), _mm256_maddubs_epi16(w[3], rpk_b4(x + 12)));
     return _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(s0, sc), _mm256_madd_epi16(s1, sc)));
 #endif
 }
@@ -130,10 +127,10 @@ RPK6_INLINE void rpk6_cols(int64_t nblk, const int nc, const int nct, const int 
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             const int16_t * bs = bsum + ((size_t) b * nct + (size_t) (j0 + c)) * (QK_K / 16);
-            __m256i m = _mm256_madd_epi16(sp[0], rpk6_b4(bs));
+            __m256i m = _mm256_madd_epi16(sp[0], rpk_b4(bs));
 #pragma GCC unroll 7
             for (int p = 1; p < 8; p++) {
-                m = _mm256_add_epi32(m, _mm256_madd_epi16(sp[p], rpk6_b4(bs + 2*p)));
+                m = _mm256_add_epi32(m, _mm256_madd_epi16(sp[p], rpk_b4(bs + 2*p)));
             }
             const __m256i t = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(m, 5));
             const __m256 yd = _mm256_set1_ps(dx[(size_t) b * nct + (size_t) (j0 + c)]);
