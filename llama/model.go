@@ -18,7 +18,7 @@ import (
 )
 
 // Options configures Load. The zero value runs every layer on the CPU with DefaultThreads
-// threads, with the weights mapped from the file.
+// threads, with the weights copied out of the file into memory (see NoRepack).
 type Options struct {
 	// Threads is the number of CPU threads (<= 0: DefaultThreads()).
 	Threads int
@@ -38,20 +38,21 @@ type Options struct {
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.
 	Progress func(done, total int64)
-	// NoRepack keeps every CPU weight mapped from the file. By default the matrix weights
-	// computed on the CPU (attention and FFN matrices, the output matrix) are copied out of the
-	// mapping into memory with huge pages: the Q4_0, Q8_0, Q4_K and Q6_K ones into
-	// ggml.CPURepackBufferType (where the CPU has its SIMD kernels: ggml.CPURepackHasKernel), whose interleaved layout the CPU's matrix-vector kernels stream
-	// faster (a layer's query, key and value matrices, and its gate and up matrices, are joined
-	// there into one matrix each), the others into a CPU buffer. The environment variable
-	// GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1 only keeps the matrices
-	// apart.
+	// NoRepack keeps every CPU weight mapped from the file. By default the CPU's weights are
+	// copied out of the mapping into memory with huge pages: the matrix weights (attention and
+	// FFN matrices, the output matrix) of types Q4_0, Q8_0, Q4_K and Q6_K into
+	// ggml.CPURepackBufferType (where the CPU has its SIMD kernels: ggml.CPURepackHasKernel),
+	// whose interleaved layout the CPU's matrix-vector kernels stream faster (a layer's query,
+	// key and value matrices, and its gate and up matrices, are joined there into one matrix
+	// each), all the others into a CPU buffer; the file is then not mapped at all. The
+	// environment variable GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1
+	// only keeps the matrices apart.
 	NoRepack bool
 	// NoMmap reads the CPU weights into memory instead of mapping the file (llama.cpp's
 	// --no-mmap): loading takes longer and the weights take memory, but the model no longer
-	// depends on the file, which may then be rewritten or deleted. By default the file is
-	// mapped and must not be truncated or rewritten in place while the model is open (see
-	// Load).
+	// depends on the file, which may then be rewritten or deleted. Without NoMmap, a model
+	// loaded with NoRepack maps the file, which must then not be truncated or rewritten in
+	// place while the model is open (see Load).
 	NoMmap bool
 }
 
@@ -75,10 +76,6 @@ func repackable(ti gguf.TensorInfo) bool {
 
 // matrixWeight reports whether a weight is a matrix read only by MUL_MAT: the attention and FFN
 // matrices and the output matrix (not token_embd, which GET_ROWS reads, nor the norms), 2-D.
-// On the CPU these are copied out of the mapping (repackable ones into the repack buffer type,
-// the others into a CPU buffer): their buffers get transparent huge pages, which the mapped
-// file's pages are not. Measured on the Q6_K output matrix of a TinyLlama-shaped file, 2
-// threads: 1432-1463 us per step with 4 KiB pages, 1007-1063 us with huge pages.
 func matrixWeight(ti gguf.TensorInfo) bool {
 	if len(ti.Shape) < 2 {
 		return false
@@ -362,16 +359,18 @@ func layerOf(name string) int {
 }
 
 // Load reads the GGUF model at path, checks its keys, types and shapes by llama.cpp's rules
-// (errors name the key or tensor) and places its weights: on the CPU the file is mapped and
-// used in place (opt.NoMmap reads it instead); with opt.Offload the last opt.GPULayers layers
-// are copied into that backend's memory. Close the model when done.
+// (errors name the key or tensor) and places its weights: on the CPU they are copied out of
+// the file into memory with huge pages, the matrices of the types that have one in the
+// repacked layout (opt.NoRepack maps the file and uses it in place instead; opt.NoMmap reads
+// it); with opt.Offload the last opt.GPULayers layers are copied into that backend's memory.
+// Close the model when done.
 //
-// A mapped file must not be truncated or rewritten in place while the model is open: reading
-// a page past its new end kills the process with SIGBUS, a signal that Go cannot turn into an
-// error. Each evaluation (Context.Decode, Eval, Embed, ...) first checks the file's size and
-// returns an error wrapping ggml.ErrFileChanged when it shrank, but a file truncated during an
-// evaluation still crashes the process. Replacing the file by renaming a new one over it is
-// safe. Load with opt.NoMmap when other programs may write the file.
+// A mapped file (opt.NoRepack) must not be truncated or rewritten in place while the model is
+// open: reading a page past its new end kills the process with SIGBUS, a signal that Go cannot
+// turn into an error. Each evaluation (Context.Decode, Eval, Embed, ...) first checks the
+// file's size and returns an error wrapping ggml.ErrFileChanged when it shrank, but a file
+// truncated during an evaluation still crashes the process. Replacing the file by renaming a
+// new one over it is safe. Load with opt.NoMmap when other programs may write the file.
 func Load(path string, opt Options) (*Model, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("llama: cannot open the model: %w", err)
@@ -449,9 +448,18 @@ func Load(path string, opt Options) (*Model, error) {
 	}
 	repack := !opt.NoRepack && os.Getenv("GGML_GO_NO_REPACK") != "1"
 	toRepack := func(ti gguf.TensorInfo) bool { return repack && !onOffload(ti.Name) && repackable(ti) }
-	// the other matrix weights of the CPU: copied into a CPU buffer (see matrixWeight)
+	// Every other CPU weight (the matrices of other types, token_embd, the norms, the biases)
+	// is copied into a CPU buffer: CPU buffers of 2 MiB or more get transparent huge pages,
+	// which the mapped file's pages are not, and a page of the mapping costs a lot the first
+	// time it is touched and on every TLB miss after that (on this VM kind: about 20-35 us per
+	// first touch, and each norm weight's two pages cost a table walk per step once the step's
+	// weight stream has evicted the page tables from the caches). Measured, TinyLlama-shaped
+	// Q4_0 file, 1 thread, per step: the Q6_K output matrix 1432-1463 -> 1007-1063 us (2
+	// threads); the 67 MUL nodes (45 of them by norm weights) 265 -> 93 us; GET_ROWS of
+	// token_embd 57 -> 7.5 us. Nothing of the CPU's then reads the mapping, so the model no
+	// longer depends on the file.
 	toCopy := func(ti gguf.TensorInfo) bool {
-		return repack && !opt.NoMmap && !onOffload(ti.Name) && !repackable(ti) && matrixWeight(ti)
+		return repack && !opt.NoMmap && !onOffload(ti.Name) && !repackable(ti)
 	}
 	joins := joinPlans(f, h.NLayer, toRepack)
 	joined := map[string]bool{} // the parts of joins: loaded only within them
@@ -480,7 +488,8 @@ func Load(path string, opt Options) (*Model, error) {
 		}
 		return nil
 	}
-	// the rest of the CPU's tensors: mapped from the file (or read, opt.NoMmap)
+	// the rest of the CPU's tensors (all of them with opt.NoRepack or opt.NoMmap): mapped from the
+	// file, or read (opt.NoMmap)
 	rest := func(ti gguf.TensorInfo) bool { return !onOffload(ti.Name) && !toRepack(ti) && !toCopy(ti) }
 	if err := place(rest, ggml.GGUFLoadOptions{NoMmap: opt.NoMmap}); err != nil {
 		return nil, err

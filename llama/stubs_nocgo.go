@@ -179,7 +179,7 @@ type Model struct {
 // the hyper-parameters
 
 // Options configures Load. The zero value runs every layer on the CPU with DefaultThreads
-// threads, with the weights mapped from the file.
+// threads, with the weights copied out of the file into memory (see NoRepack).
 type Options struct {
 	// Threads is the number of CPU threads (<= 0: DefaultThreads()).
 	Threads int
@@ -199,20 +199,21 @@ type Options struct {
 	// Progress, when set, is called while the weights are placed with the bytes done and the
 	// total.
 	Progress func(done, total int64)
-	// NoRepack keeps every CPU weight mapped from the file. By default the matrix weights
-	// computed on the CPU (attention and FFN matrices, the output matrix) are copied out of the
-	// mapping into memory with huge pages: the Q4_0, Q8_0, Q4_K and Q6_K ones into
-	// ggml.CPURepackBufferType (where the CPU has its SIMD kernels: ggml.CPURepackHasKernel), whose interleaved layout the CPU's matrix-vector kernels stream
-	// faster (a layer's query, key and value matrices, and its gate and up matrices, are joined
-	// there into one matrix each), the others into a CPU buffer. The environment variable
-	// GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1 only keeps the matrices
-	// apart.
+	// NoRepack keeps every CPU weight mapped from the file. By default the CPU's weights are
+	// copied out of the mapping into memory with huge pages: the matrix weights (attention and
+	// FFN matrices, the output matrix) of types Q4_0, Q8_0, Q4_K and Q6_K into
+	// ggml.CPURepackBufferType (where the CPU has its SIMD kernels: ggml.CPURepackHasKernel),
+	// whose interleaved layout the CPU's matrix-vector kernels stream faster (a layer's query,
+	// key and value matrices, and its gate and up matrices, are joined there into one matrix
+	// each), all the others into a CPU buffer; the file is then not mapped at all. The
+	// environment variable GGML_GO_NO_REPACK=1 does the same as NoRepack; GGML_GO_NO_JOIN=1
+	// only keeps the matrices apart.
 	NoRepack bool
 	// NoMmap reads the CPU weights into memory instead of mapping the file (llama.cpp's
 	// --no-mmap): loading takes longer and the weights take memory, but the model no longer
-	// depends on the file, which may then be rewritten or deleted. By default the file is
-	// mapped and must not be truncated or rewritten in place while the model is open (see
-	// Load).
+	// depends on the file, which may then be rewritten or deleted. Without NoMmap, a model
+	// loaded with NoRepack maps the file, which must then not be truncated or rewritten in
+	// place while the model is open (see Load).
 	NoMmap bool
 }
 
@@ -731,9 +732,11 @@ func (*Model) Close() (r0 error) {
 }
 
 // Load reads the GGUF model at path, checks its keys, types and shapes by llama.cpp's rules
-// (errors name the key or tensor) and places its weights: on the CPU the file is mapped and
-// used in place (opt.NoMmap reads it instead); with opt.Offload the last opt.GPULayers layers
-// are copied into that backend's memory. Close the model when done.
+// (errors name the key or tensor) and places its weights: on the CPU they are copied out of
+// the file into memory with huge pages, the matrices of the types that have one in the
+// repacked layout (opt.NoRepack maps the file and uses it in place instead; opt.NoMmap reads
+// it); with opt.Offload the last opt.GPULayers layers are copied into that backend's memory.
+// Close the model when done.
 //
 // Without cgo it returns an error wrapping ErrNoCgo.
 func Load(path string, opt Options) (r0 *Model, r1 error) {

@@ -19,17 +19,18 @@ import (
 // truncateChildEnv names the case a child process of TestTruncatedModelFile runs.
 const truncateChildEnv = "GGML_GO_TRUNCATE_CHILD"
 
-// TestTruncatedModelFile truncates a model file after it was loaded. Mapped, the next
-// evaluation (or GGUFTensors.CheckFile) returns an error wrapping ErrFileChanged instead of
-// touching the pages past the new end (SIGBUS); read into memory (NoMmap), the model does not
-// care. Each case runs in a child process, so that a SIGBUS fails the test instead of killing
-// the test binary.
+// TestTruncatedModelFile truncates a model file after it was loaded. Mapped (ggml's default;
+// the runner's with NoRepack), the next evaluation (or GGUFTensors.CheckFile) returns an error
+// wrapping ErrFileChanged instead of touching the pages past the new end (SIGBUS); read into
+// memory (NoMmap), or copied out of the mapping (the runner's default), the model does not care.
+// Each case runs in a child process, so that a SIGBUS fails the test instead of killing the test
+// binary.
 func TestTruncatedModelFile(t *testing.T) {
 	if c := os.Getenv(truncateChildEnv); c != "" {
 		truncateChild(t, c)
 		return
 	}
-	for _, c := range []string{"ggml-mapped", "ggml-nommap", "llama-mapped", "llama-nommap"} {
+	for _, c := range []string{"ggml-mapped", "ggml-nommap", "llama-mapped", "llama-nommap", "llama-default"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTruncatedModelFile$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), truncateChildEnv+"="+c)
 		out, err := cmd.CombinedOutput()
@@ -70,8 +71,9 @@ func truncateChild(t *testing.T, c string) {
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 		}
-	case "llama-mapped", "llama-nommap":
-		m, err := llama.Load(path, llama.Options{Threads: 1, NoMmap: c == "llama-nommap"})
+	case "llama-mapped", "llama-nommap", "llama-default":
+		// NoRepack keeps the CPU's weights mapped; by default they are copied out of the mapping
+		m, err := llama.Load(path, llama.Options{Threads: 1, NoMmap: c == "llama-nommap", NoRepack: c == "llama-mapped"})
 		require.NoError(t, err)
 		defer m.Close()
 		ctx, err := m.NewContext(llama.ContextOptions{NCtx: 64, NBatch: 16})
