@@ -8,6 +8,7 @@
 #   make bench-matvec  mat-vec of every weight type as a share of the read bandwidth
 #   make bench-layer   one LLaMA-style decode layer per weight type against its floor
 #   make bench-cols    a TinyLlama-shaped layer at 1-16 columns (batched decode) against one column
+#   make bench-rp-kernels  the CPU_REPACK kernels alone, in cycles (weights in L1, and streamed)
 
 .PHONY: bench
 
@@ -87,3 +88,14 @@ $(BUILD)/bin/bench-cols: tools/bench/bench-cols.c tools/bench/benchutil.h $(BUIL
 
 bench-cols: $(BUILD)/bin/bench-cols
 	nice -n 10 ./$(BUILD)/bin/bench-cols $(BENCH_COLS_ARGS)
+
+# the CPU_REPACK kernels alone, in cycles per 16 rows x 256 elements: weights in L1 (the
+# kernel's own speed) and streamed from memory (tools/bench/bench-rp-kernels.c; internal API).
+# BENCH_RP_KERNELS_ARGS passes e.g. "types=q6_K cols=1,8 reps=9".
+.PHONY: bench-rp-kernels
+$(BUILD)/bin/bench-rp-kernels: tools/bench/bench-rp-kernels.c tools/bench/benchutil.h $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-rp-kernels: $(BUILD)/bin/bench-rp-kernels
+	nice -n 10 ./$(BUILD)/bin/bench-rp-kernels $(BENCH_RP_KERNELS_ARGS)
