@@ -178,7 +178,7 @@ func (c *Context) Eval(tokens []int32, allLogits bool) ([]float32, error) {
 
 // run evaluates one ubatch: it places its tokens in a run of free cells, builds (or reuses)
 // the graph, computes it and returns the outputs of the rows ub.out (logits, or with
-// ub.hidden the hidden states of every token).
+// ub.hidden the hidden states of every token), valid until the next evaluation.
 func (c *Context) run(ub ubatch) ([]float32, error) {
 	if err := c.m.checkFiles("evaluating"); err != nil {
 		return nil, err
@@ -202,6 +202,7 @@ func (c *Context) run(ub ubatch) ([]float32, error) {
 		if err != nil {
 			return nil, err
 		}
+		a = slices.Clone(a) // the next run may reuse its memory (decodeStep)
 		b, err := c.run(second)
 		if err != nil {
 			return nil, err

@@ -291,6 +291,42 @@ func TestSeqShift(t *testing.T) {
 	}
 }
 
+// A batch split over a fragmented cache whose every token wants logits (each half on the reused
+// decode graphs, whose logits buffer the next evaluation overwrites) returns each token's own
+// logits.
+func TestDecodeSplitAllLogits(t *testing.T) {
+	leakCheck(t)
+	m, err := Load(tinyModel(t, RandomConfig{Seed: 3}), Options{Threads: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	c, err := m.NewContext(ContextOptions{NCtx: 32, NBatch: 16})
+	require.NoError(t, err)
+	defer c.Close()
+	ref, err := m.NewContext(ContextOptions{NCtx: 32})
+	require.NoError(t, err)
+	defer ref.Close()
+	var b Batch
+	for i := 0; i < 32; i++ {
+		b.Add(int32(5+i), i/2, i%2, false) // two interleaved sequences
+	}
+	require.NoError(t, c.Decode(&b))
+	require.NoError(t, c.SeqRemove(1, 0, -1)) // every other cell is free: no run of 2
+	b.Clear()
+	for i := 0; i < 32; i += 2 {
+		b.Add(int32(5+i), i/2, 0, false)
+	}
+	require.NoError(t, ref.Decode(&b))
+	b.Clear()
+	b.Add(9, 16, 0, true)
+	b.Add(4, 17, 0, true)
+	require.NoError(t, c.Decode(&b))
+	require.NoError(t, ref.Decode(&b))
+	for i := 0; i < 2; i++ {
+		assert.Less(t, relDiff(ref.Logits(i), c.Logits(i)), 1e-3, "token %d", i)
+	}
+	assert.Greater(t, relDiff(c.Logits(0), c.Logits(1)), 1e-3, "the two tokens' logits are the same")
+}
+
 // Decode refuses a batch larger than the free cells before evaluating anything, and reports a
 // cache too fragmented for a batch.
 func TestDecodeContextFull(t *testing.T) {

@@ -33,6 +33,7 @@ type Context struct {
 	nBatch    int
 	graphSize int
 	maskBuf   []float32
+	stepOut   []float32                 // decodeStep's logits, reused (valid until the next evaluation)
 	decode    map[graphKey]*decodeGraph // reused decode graphs (decode.go)
 	decodeUse []graphKey                // their keys, least recently used first
 	noReuse   bool                      // tests: always rebuild through the scheduler
