@@ -291,27 +291,35 @@ func TestSeqShift(t *testing.T) {
 	}
 }
 
+// interleavedFull loads a tiny model and returns it with a context of 32 cells (batches of
+// 16) that two interleaved sequences fill: token 5 + i of sequence i % 2 at position i / 2.
+// Both are closed when the test ends (the context first).
+func interleavedFull(t *testing.T) (*Model, *Context) {
+	m, err := Load(tinyModel(t, RandomConfig{Seed: 3}), Options{Threads: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	c, err := m.NewContext(ContextOptions{NCtx: 32, NBatch: 16})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	var b Batch
+	for i := 0; i < 32; i++ {
+		b.Add(int32(5+i), i/2, i%2, false)
+	}
+	require.NoError(t, c.Decode(&b))
+	return m, c
+}
+
 // A batch split over a fragmented cache whose every token wants logits (each half on the reused
 // decode graphs, whose logits buffer the next evaluation overwrites) returns each token's own
 // logits.
 func TestDecodeSplitAllLogits(t *testing.T) {
 	leakCheck(t)
-	m, err := Load(tinyModel(t, RandomConfig{Seed: 3}), Options{Threads: 1})
-	require.NoError(t, err)
-	defer m.Close()
-	c, err := m.NewContext(ContextOptions{NCtx: 32, NBatch: 16})
-	require.NoError(t, err)
-	defer c.Close()
+	m, c := interleavedFull(t)
 	ref, err := m.NewContext(ContextOptions{NCtx: 32})
 	require.NoError(t, err)
 	defer ref.Close()
-	var b Batch
-	for i := 0; i < 32; i++ {
-		b.Add(int32(5+i), i/2, i%2, false) // two interleaved sequences
-	}
-	require.NoError(t, c.Decode(&b))
 	require.NoError(t, c.SeqRemove(1, 0, -1)) // every other cell is free: no run of 2
-	b.Clear()
+	var b Batch
 	for i := 0; i < 32; i += 2 {
 		b.Add(int32(5+i), i/2, 0, false)
 	}
@@ -331,20 +339,10 @@ func TestDecodeSplitAllLogits(t *testing.T) {
 // cache too fragmented for a batch.
 func TestDecodeContextFull(t *testing.T) {
 	leakCheck(t)
-	m, err := Load(tinyModel(t, RandomConfig{Seed: 3}), Options{Threads: 1})
-	require.NoError(t, err)
-	defer m.Close()
-	c, err := m.NewContext(ContextOptions{NCtx: 32, NBatch: 16})
-	require.NoError(t, err)
-	defer c.Close()
+	m, c := interleavedFull(t)
 	var b Batch
-	for i := 0; i < 32; i++ {
-		b.Add(int32(5+i), i/2, i%2, false) // two interleaved sequences
-	}
-	require.NoError(t, c.Decode(&b))
-	b.Clear()
 	b.Add(5, 16, 0, true)
-	err = c.Decode(&b)
+	err := c.Decode(&b)
 	assert.True(t, errors.Is(err, ErrContextFull), "%v", err)
 	require.NoError(t, c.SeqRemove(1, 0, -1)) // every other cell is free: no run of 2
 	assert.Equal(t, 16, c.Used())

@@ -50,19 +50,6 @@ static double cpu_s(void) {
     return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-static int parse_list(const char * s, int * out, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        out[n++] = atoi(s);
-        const char * c = strchr(s, ',');
-        if (!c) {
-            break;
-        }
-        s = c + 1;
-    }
-    return n;
-}
-
 struct layer_shape {
     int64_t k[N_MATS], m[N_MATS];
 };

@@ -186,19 +186,6 @@ static const struct { const char * name; enum ggml_type type; } k_types[] = {
 };
 #define N_KNOWN_TYPES ((int) (sizeof(k_types) / sizeof(k_types[0])))
 
-static int parse_list(const char * s, int * out, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        out[n++] = atoi(s);
-        const char * c = strchr(s, ',');
-        if (!c) {
-            break;
-        }
-        s = c + 1;
-    }
-    return n;
-}
-
 static int find_type(const char * name, size_t len) {
     for (int i = 0; i < N_KNOWN_TYPES; i++) {
         if (strlen(k_types[i].name) == len && strncasecmp(k_types[i].name, name, len) == 0) {

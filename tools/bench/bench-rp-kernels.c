@@ -115,19 +115,6 @@ static double run_pass(const struct ggml_x_gemm_kernels * kt, enum ggml_type t, 
     return now_s() - t0;
 }
 
-static int parse_list(const char * s, int * out, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        out[n++] = atoi(s);
-        const char * c = strchr(s, ',');
-        if (!c) {
-            break;
-        }
-        s = c + 1;
-    }
-    return n;
-}
-
 int main(int argc, char ** argv) {
     const char * types = "q4_0,q8_0,q4_K,q6_K";
     int cols[MAX_COLS] = { 1, 2, 4, 8 }, ncols = 4, reps = 7, mib = 256;

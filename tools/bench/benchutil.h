@@ -30,6 +30,20 @@ static inline double median(double * v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// the integers of a comma-separated list ("1,2,8") into out (at most max); returns the count
+static inline int parse_list(const char * s, int * out, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        out[n++] = atoi(s);
+        const char * c = strchr(s, ',');
+        if (!c) {
+            break;
+        }
+        s = c + 1;
+    }
+    return n;
+}
+
 // ---------------------------------------------------------------------------------------------
 // read bandwidth: THREADS threads, each summing a contiguous share of one buffer
 
