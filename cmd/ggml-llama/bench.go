@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -43,12 +44,13 @@ func meanStd(v []float64) (float64, float64) {
 }
 
 func cmdBench(args []string) error {
-	fs := newFlags("bench", "-m MODEL.gguf [-p 200] [-n 64] [-t 1,2] [-r 3] [-np 1,2,4,8]")
+	fs := newFlags("bench", "-m MODEL.gguf [-p 200] [-n 64] [-d 0,1024] [-t 1,2] [-r 3] [-np 1,2,4,8]")
 	var mf modelFlags
 	mf.registerNoThreads(fs)
 	ts := fs.String("t", strconv.Itoa(llama.DefaultThreads()), "CPU threads, a comma-separated list")
 	pp := fs.String("p", "200", "prompt sizes (tokens), comma-separated; 0 skips")
 	tg := fs.String("n", "64", "generation lengths (tokens), comma-separated; 0 skips")
+	dp := fs.String("d", "0", "context depths (tokens), comma-separated: each test runs after a prompt of that many tokens (evaluated once, not timed; with -np, one prompt that every sequence shares), as llama-bench's -d")
 	reps := fs.Int("r", 3, "repetitions")
 	batch := fs.Int("b", 512, "batch size")
 	kvF32 := fs.Bool("kv-f32", false, "F32 KV cache")
@@ -65,6 +67,10 @@ func cmdBench(args []string) error {
 		return err
 	}
 	tgs, err := parseInts("n", *tg)
+	if err != nil {
+		return err
+	}
+	depths, err := parseInts("d", *dp)
 	if err != nil {
 		return err
 	}
@@ -97,10 +103,11 @@ func cmdBench(args []string) error {
 	for _, n := range tgs {
 		maxTok = max(maxTok, n+1)
 	}
-	nCtx := max(512, maxTok)
+	maxDepth := slices.Max(depths)
+	nCtx := max(512, maxDepth+maxTok)
 	for _, np := range parallel {
 		for _, n := range tgs {
-			nCtx = max(nCtx, np*(n+1))
+			nCtx = max(nCtx, maxDepth+np*(n+1))
 		}
 	}
 	for _, th := range threads {
@@ -112,91 +119,32 @@ func cmdBench(args []string) error {
 			return err
 		}
 		encoder := llama.IsEncoder(m.HP.Arch)
-		tok := func(i int) int32 { return int32(3 + (i*7919)%(m.HP.NVocab-3)) }
-		bench := func(name string, n int, f func() error) error {
+		nVocab := m.HP.NVocab
+		tok := func(i int) int32 { return int32(3 + (i*7919)%(nVocab-3)) }
+		// bench times f (n tokens) after setup (not timed), once to warm up and then -r times
+		bench := func(name string, n int, setup, f func() error) error {
 			if n == 0 {
 				return nil
 			}
-			if err := f(); err != nil { // warm-up
-				return err
-			}
 			var rates []float64
-			for r := 0; r < max(1, *reps); r++ {
+			for r := -1; r < max(1, *reps); r++ { // r = -1: the warm-up
+				if err := setup(); err != nil {
+					return err
+				}
 				start := time.Now()
 				if err := f(); err != nil {
 					return err
 				}
-				rates = append(rates, float64(n)/time.Since(start).Seconds())
+				if r >= 0 {
+					rates = append(rates, float64(n)/time.Since(start).Seconds())
+				}
 			}
 			mean, sd := meanStd(rates)
 			fmt.Fprintf(w, "%d\t%s\t%.1f\t%.1f\t\n", th, name, mean, sd)
 			return nil
 		}
-		for _, p := range pps {
-			prompt := make([]int32, p)
-			for i := range prompt {
-				prompt[i] = tok(i)
-			}
-			err := bench(fmt.Sprintf("pp%d", p), p, func() error {
-				c.Reset()
-				if encoder {
-					_, err := c.Embed(prompt, llama.EmbedOptions{Pooling: llama.PoolingMean})
-					return err
-				}
-				_, err := c.Eval(prompt, false)
-				return err
-			})
-			if err != nil {
-				c.Close()
-				return err
-			}
-		}
-		for _, n := range tgs {
-			if encoder {
-				break // an encoder generates nothing
-			}
-			for _, np := range parallel {
-				var b llama.Batch
-				// n steps of np tokens each (the first, at position 0, is token 1 in every
-				// sequence), as llama-bench counts its tg tests: every decode is timed and counted
-				err := bench(fmt.Sprintf("tg%d np%d", n, np), n*np, func() error {
-					c.Reset()
-					for i := 0; i < n; i++ {
-						b.Clear()
-						for s := 0; s < np; s++ {
-							t := int32(1)
-							if i > 0 {
-								t = tok(i - 1 + s)
-							}
-							b.Add(t, i, s, true)
-						}
-						if err := c.Decode(&b); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					c.Close()
-					return err
-				}
-			}
-			if len(parallel) > 0 {
-				continue
-			}
-			err := bench(fmt.Sprintf("tg%d", n), n, func() error {
-				c.Reset()
-				if _, err := c.Eval([]int32{1}, false); err != nil {
-					return err
-				}
-				for i := 1; i < n; i++ { // n evaluations in all, as tg np above
-					if _, err := c.Eval([]int32{tok(i - 1)}, false); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
+		for _, d := range depths {
+			if err := benchDepth(c, d, pps, tgs, parallel, encoder, tok, bench); err != nil {
 				c.Close()
 				return err
 			}
@@ -204,4 +152,105 @@ func cmdBench(args []string) error {
 		c.Close()
 	}
 	return w.Flush()
+}
+
+// benchDepth runs the prompt (pps) and generation (tgs, for each of parallel or alone) tests
+// after a context of d tokens: sequence 0 evaluates d prompt tokens (tok(0..d-1)) before each
+// repetition, untimed, and with -np every other sequence shares them (Context.SeqCopy), as
+// the sequences of a server share a system prompt. Names get llama-bench's " @ dN" suffix.
+func benchDepth(c *llama.Context, d int, pps, tgs, parallel []int, encoder bool, tok func(int) int32,
+	bench func(name string, n int, setup, f func() error) error) error {
+	suffix := ""
+	if d > 0 {
+		suffix = fmt.Sprintf(" @ d%d", d)
+	}
+	if d > 0 && encoder {
+		return nil // an encoder has no context to grow
+	}
+	prompt := make([]int32, d)
+	for i := range prompt {
+		prompt[i] = tok(i)
+	}
+	// setup: the context of d tokens, shared by sequences 0..np-1
+	setup := func(np int) func() error {
+		return func() error {
+			c.Reset()
+			if d == 0 {
+				return nil
+			}
+			if _, err := c.Eval(prompt, false); err != nil {
+				return err
+			}
+			for s := 1; s < np; s++ {
+				if err := c.SeqCopy(0, s, 0, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	for _, p := range pps {
+		batch := make([]int32, p)
+		for i := range batch {
+			batch[i] = tok(d + i)
+		}
+		err := bench(fmt.Sprintf("pp%d%s", p, suffix), p, setup(1), func() error {
+			if encoder {
+				_, err := c.Embed(batch, llama.EmbedOptions{Pooling: llama.PoolingMean})
+				return err
+			}
+			_, err := c.Eval(batch, false)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if encoder {
+		return nil // an encoder generates nothing
+	}
+	for _, n := range tgs {
+		for _, np := range parallel {
+			var b llama.Batch
+			// n steps of np tokens each (the first, at position d, is token 1 in every
+			// sequence), as llama-bench counts its tg tests: every decode is timed and counted
+			err := bench(fmt.Sprintf("tg%d np%d%s", n, np, suffix), n*np, setup(np), func() error {
+				for i := 0; i < n; i++ {
+					b.Clear()
+					for s := 0; s < np; s++ {
+						t := int32(1)
+						if i > 0 {
+							t = tok(i - 1 + s)
+						}
+						b.Add(t, d+i, s, true)
+					}
+					if err := c.Decode(&b); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if len(parallel) > 0 {
+			continue
+		}
+		err := bench(fmt.Sprintf("tg%d%s", n, suffix), n, setup(1), func() error {
+			if _, err := c.Eval([]int32{1}, false); err != nil {
+				return err
+			}
+			for i := 1; i < n; i++ { // n evaluations in all, as tg np above
+				if _, err := c.Eval([]int32{tok(i - 1)}, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -35,7 +35,7 @@ func newFlags(name, synopsis string) *flag.FlagSet {
 var llamaCppNames = [][]string{
 	{"m", "model"}, {"p", "prompt"}, {"f", "file"}, {"n", "n-predict", "predict"}, {"c", "ctx-size"},
 	{"t", "threads"}, {"b", "batch-size"}, {"s", "seed"}, {"ngl", "n-gpu-layers", "gpu-layers"},
-	{"o", "output"}, {"r", "repetitions"},
+	{"o", "output"}, {"r", "repetitions"}, {"d", "n-depth"},
 }
 
 // parse parses args with llama.cpp's long names as aliases. -h/--help prints the usage on
