@@ -9,8 +9,8 @@ test-gram:
 
 # Short fuzzing of the GBNF parser/matcher and of chat-template compile+render.
 fuzz-gram:
-	$(GO) test ./grammar/ -run '^$$' -fuzz FuzzParse -fuzztime 20s -parallel 1
-	$(GO) test ./chat/ -run '^$$' -fuzz FuzzTemplate -fuzztime 20s -parallel 1
+	GO=$(GO) bash scripts/fuzz.sh ./grammar/ FuzzParse 20s -parallel 1
+	GO=$(GO) bash scripts/fuzz.sh ./chat/ FuzzTemplate 20s -parallel 1
 
 # Per-token grammar overhead over the 32,000-token LLaMA vocabulary (shared model).
 bench-gram:

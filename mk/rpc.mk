@@ -33,7 +33,7 @@ test-rpc:
 	$(GO) test -count=1 -timeout 300s -run 'RPC' .
 
 fuzz-rpc:
-	$(GO) test -run '^$$' -fuzz FuzzRPCServer -fuzztime $(RPC_FUZZTIME) -parallel 1 .
+	GO=$(GO) bash scripts/fuzz.sh . FuzzRPCServer $(RPC_FUZZTIME) -parallel 1
 
 replay-rpc:
 	$(GO) build -o $(BUILD)/bin/ggml-rpc-server ./cmd/ggml-rpc-server

@@ -28,5 +28,5 @@ test-server-page:
 # Short fuzzing of the request decoding and validation of every POST endpoint, and of the
 # tool-call parser.
 fuzz-server:
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzRequestBodies -fuzztime 20s -parallel 1
-	$(GO) test ./chat/ -run '^$$' -fuzz FuzzParseToolCalls -fuzztime 20s -parallel 1
+	GO=$(GO) bash scripts/fuzz.sh ./server/ FuzzRequestBodies 20s -parallel 1
+	GO=$(GO) bash scripts/fuzz.sh ./chat/ FuzzParseToolCalls 20s -parallel 1
