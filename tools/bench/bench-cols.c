@@ -37,10 +37,7 @@
 static uint64_t g_rng = 0x2545f4914f6cdd1dull;
 
 static float rng_float(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float) (uint32_t) (g_rng >> 32) / 4294967296.0f * 2.0f - 1.0f;
+    return bench_rng_float(&g_rng);
 }
 
 // CPU time of the whole process (all threads), seconds

@@ -53,10 +53,7 @@ static double clock_hz(void) {
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
 static float rng_float(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float) (uint32_t) (g_rng >> 32) / 4294967296.0f * 2.0f - 1.0f;
+    return bench_rng_float(&g_rng);
 }
 
 // two groups (16 rows) of k elements of type t, quantized from random rows and packed

@@ -30,6 +30,14 @@ static inline double median(double * v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// a uniform float in [-1, 1) from the xorshift64 state *s (advanced)
+static inline float bench_rng_float(uint64_t * s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (float) (uint32_t) (*s >> 32) / 4294967296.0f * 2.0f - 1.0f;
+}
+
 // the integers of a comma-separated list ("1,2,8") into out (at most max); returns the count
 static inline int parse_list(const char * s, int * out, int max) {
     int n = 0;
