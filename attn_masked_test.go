@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,8 +17,9 @@ import (
 // AttnMasked computes what MulMat, SoftMaxExt and MulMat compute on the same operands (the
 // graph llama builds for attention), for F16 and F32 caches, grouped-query layouts whose
 // groups fill, split or leave part of the 8 SIMD lanes, odd head sizes, soft-capping, a mask
-// with holes, and a token whose mask hides every cell (zeros). Run it again with
-// GGML_X_CPU_LEVEL=scalar for the kernel without SIMD.
+// with holes, and a token whose mask hides every cell (zeros). The AVX-512 kernel (head sizes
+// that are multiples of 16) runs by default on machines that have it;
+// TestAttnMaskedAtLowerLevels runs this test again at the levels below.
 func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 	leakCheck(t)
 	rng := rand.New(rand.NewPCG(7, 9))
@@ -35,6 +39,15 @@ func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 		{TypeF16, 8, 8, 8, 4, 1, 17, 64, 0},
 		{TypeF16, 8, 8, 8, 4, 1, 16, 64, 0},
 		{TypeF32, 8, 8, 2, 1, 1, 30, 30, 0}, // a partial block with holes (see below)
+		// the AVX-512 kernel (head sizes multiples of 16) with every head rounding: 16 heads per
+		// KV head over runs of consecutive cells; 20 (two passes of 16); 5 (rounded to 8); 2, with
+		// a value size that leaves part of its 8 rows per pass; 1; a head size of 128
+		{TypeF16, 64, 64, 32, 2, 1, 100, 128, 0},
+		{TypeF16, 32, 24, 40, 2, 3, 70, 70, 0},
+		{TypeF16, 16, 16, 5, 1, 1, 33, 40, 0},
+		{TypeF32, 16, 10, 6, 3, 2, 45, 48, 0},
+		{TypeF32, 64, 64, 7, 7, 4, 20, 20, 0},
+		{TypeF16, 128, 128, 8, 1, 2, 40, 40, 0},
 	} {
 		name := fmt.Sprintf("%s/d%d/h%d:%d/n%d/cap%g", tc.typ, tc.d, tc.h, tc.hk, tc.n, tc.softcap)
 		t.Run(name, func(t *testing.T) {
@@ -115,6 +128,27 @@ func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 				}
 				require.InDelta(t, b[i], a[i], tol*(1+math.Abs(float64(b[i]))), "element %d", i)
 			}
+		})
+	}
+}
+
+// TestAttnMaskedAtLowerLevels runs TestAttnMaskedMatchesMulMatSoftMax in child processes with
+// GGML_X_CPU_LEVEL set to each lower kernel family of this architecture (the level is chosen once
+// per process), so that every kernel of the node is checked on a machine that has the best one.
+func TestAttnMaskedAtLowerLevels(t *testing.T) {
+	if os.Getenv("GGML_X_CPU_LEVEL") != "" {
+		t.Skip("GGML_X_CPU_LEVEL is set: this process runs one level already")
+	}
+	levels := []string{"scalar"}
+	if runtime.GOARCH == "amd64" {
+		levels = append(levels, "avx2")
+	}
+	for _, level := range levels {
+		t.Run(level, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestAttnMaskedMatchesMulMatSoftMax$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "GGML_X_CPU_LEVEL="+level)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "at GGML_X_CPU_LEVEL=%s:\n%s", level, out)
 		})
 	}
 }

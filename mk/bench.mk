@@ -99,3 +99,15 @@ $(BUILD)/bin/bench-rp-kernels: tools/bench/bench-rp-kernels.c tools/bench/benchu
 
 bench-rp-kernels: $(BUILD)/bin/bench-rp-kernels
 	nice -n 10 ./$(BUILD)/bin/bench-rp-kernels $(BENCH_RP_KERNELS_ARGS)
+
+# the attention node of a decode step alone (ggml_x_attn_masked over an F16 KV cache as the runner
+# lays it out, the cache cold): us per node and the cache read rate against the read bandwidth
+# measured in the same run (tools/bench/bench-attn.c). BENCH_ATTN_ARGS passes e.g.
+# "cells=1024 tokens=1,8 threads=1".
+.PHONY: bench-attn
+$(BUILD)/bin/bench-attn: tools/bench/bench-attn.c tools/bench/benchutil.h $(BUILD)/libggml.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libggml.a $(LDLIBS) -o $@
+
+bench-attn: $(BUILD)/bin/bench-attn
+	nice -n 10 ./$(BUILD)/bin/bench-attn $(BENCH_ATTN_ARGS)

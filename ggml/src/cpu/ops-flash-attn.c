@@ -11,6 +11,7 @@
 // write the same gradient element. Softmax and dot products are evaluated in double.
 
 #include "../ggml-impl.h"
+#include "ops-flash-attn.h"
 #include "rowconv.h"
 #include "vec.h"
 
@@ -200,52 +201,28 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 // F16. The per-head values are interleaved (G lanes per element) so that the inner loops run
 // over the G heads.
 
-// the operands and parameters of one node, read once per thread (attn_masked_forward)
-struct attn_masked_op {
-    const struct ggml_tensor * dst;
-    const struct ggml_tensor * q;    // [D, H, N]
-    const struct ggml_tensor * k;    // [D, M, Hk]
-    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed)
-    const struct ggml_tensor * mask; // [M, N]
-    float scale, softcap;
-    bool f16;                        // K and V are F16 (q and p rounded to F16)
-    int64_t D, Dv, G;                // head sizes, query heads per KV head
-    const struct ggml_x_vec_kernels * vk;
-};
-
-struct attn_masked_scratch {
-    int32_t * idx;  // [M + 8] visible cells (padded to a multiple of 8)
-    float *   mval; // [M] their mask values
-    float *   sc;   // [G][M] scores, then probabilities
-    float *   w;    // [M] softmax row
-    float *   pt;   // [M][G] probabilities, interleaved
-    float *   qt;   // [D][G] queries, interleaved
-    float *   acc;  // [Dv][G] outputs, interleaved
-    float *   kf;   // [4][D] K rows as F32
-};
-
 static size_t attn_masked_floats(int64_t M, int64_t G, int64_t D, int64_t Dv) {
-    G = (G + 7) / 8 * 8; // the AVX2 path works on 8 heads at a time
-    const int64_t n = M * 3 + 8 + 2 * G * M + 8 * G + D * G + Dv * G + 4 * D;
+    G = (G + 15) / 16 * 16; // the SIMD paths work on 8 or 16 heads at a time
+    const int64_t n = (M + ATTN_PAD) * (1 + 2 * G) + 2 * M + D * G + Dv * G + ATTN_PAD * D;
     return (size_t) ((n + 16 * 8 + 15) / 16 * 16); // each array rounded up to a cache line below
 }
 
 static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * cc, int64_t M, int64_t G,
                                                     int64_t D, int64_t Dv) {
-    G = (G + 7) / 8 * 8;
+    G = (G + 15) / 16 * 16;
     float * base = (float *) (((uintptr_t) cc->wdata + 63) & ~(uintptr_t) 63);
     float * p = base + (size_t) cc->ith * attn_masked_floats(M, G, D, Dv);
 #define CARVE(n) (p += ((n) + 15) / 16 * 16, p - ((n) + 15) / 16 * 16)
     // (attn_masked_floats counts the same arrays, plus slack)
     struct attn_masked_scratch s;
-    s.idx  = (int32_t *) CARVE(M + 8);
+    s.idx  = (int32_t *) CARVE(M + ATTN_PAD);
     s.mval = CARVE(M);
-    s.sc   = CARVE(G * M);
+    s.sc   = CARVE(G * (M + ATTN_PAD));
     s.w    = CARVE(M);
-    s.pt   = CARVE((M + 8) * G);
+    s.pt   = CARVE((M + ATTN_PAD) * G);
     s.qt   = CARVE(D * G);
     s.acc  = CARVE(Dv * G);
-    s.kf   = CARVE(4 * D);
+    s.kf   = CARVE(ATTN_PAD * D);
 #undef CARVE
     return s;
 }
@@ -297,15 +274,6 @@ static inline void attn_axpy(int64_t G, float * restrict y, float a, const float
     for (int64_t j = 0; j < G; j++) {
         y[j] += a * x[j];
     }
-}
-
-// the softmax of the nv scores sc (scaled, plus the mask values mval) into w, as SOFT_MAX
-// computes a dense row; returns 1/sum
-static float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64_t nv, float * w, const float * sc,
-                              float scale, const float * mval) {
-    const float mx = vk->scale_mask_max(nv, w, sc, scale, mval);
-    const double sum = vk->exp_sum(nv, w, mx);
-    return (float) (1.0 / sum);
 }
 
 #if defined(__x86_64__)
@@ -695,6 +663,10 @@ static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t
     }
 #if defined(__x86_64__)
     const enum ggml_x_cpu_level level = ggml_x_cpu_level();
+    if (level >= GGML_X_CPU_AVX512 && level < GGML_X_CPU_NEON && a->D % 16 == 0) {
+        ggml_x_attn_masked_avx512(a, n, hk, nv, s);
+        return;
+    }
     if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON) {
         if (G < 8 && k->ne[0] % 8 == 0) {
             attn_masked_small_avx2(a, n, hk, nv, s);
@@ -729,9 +701,11 @@ static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tens
         .vk      = ggml_x_vec_kernels_active(),
     };
     const struct attn_masked_scratch s = attn_masked_carve(cc, k->ne[1], a.G, a.D, a.Dv);
+    // tasks ordered by KV head, then token: a thread's tokens of one head read the same K and V
+    // rows one after the other, while they are still in its caches
     int64_t t0, t1;
     rowconv_split(N * Hk, cc->ith, cc->nth, &t0, &t1);
     for (int64_t t = t0; t < t1; t++) {
-        attn_masked_task(&a, t / Hk, t % Hk, &s);
+        attn_masked_task(&a, t % N, t / N, &s);
     }
 }

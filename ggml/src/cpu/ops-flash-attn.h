@@ -1,0 +1,52 @@
+// ops-flash-attn.h - what the masked attention kernels share (internal): the operands of one
+// ggml_x_attn_masked node, the per-thread scratch, and the AVX-512 kernel (ops-flash-attn-avx512.c).
+
+#ifndef GGML_X_OPS_FLASH_ATTN_H
+#define GGML_X_OPS_FLASH_ATTN_H
+
+#include "../ggml-impl.h"
+#include "vec.h"
+
+// cells (and heads) the scratch arrays are padded to: the AVX-512 kernel works on 16 at a time
+#define ATTN_PAD 16
+
+// the operands and parameters of one node, read once per thread (attn_masked_forward)
+struct attn_masked_op {
+    const struct ggml_tensor * dst;
+    const struct ggml_tensor * q;    // [D, H, N]
+    const struct ggml_tensor * k;    // [D, M, Hk]
+    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed)
+    const struct ggml_tensor * mask; // [M, N]
+    float scale, softcap;
+    bool f16;                        // K and V are F16 (q and p rounded to F16)
+    int64_t D, Dv, G;                // head sizes, query heads per KV head
+    const struct ggml_x_vec_kernels * vk;
+};
+
+// per thread; G16 = G rounded up to a multiple of 16
+struct attn_masked_scratch {
+    int32_t * idx;  // [M + 16] visible cells (padded with the last one)
+    float *   mval; // [M] their mask values
+    float *   sc;   // [G16][M + 16] scores, then probabilities
+    float *   w;    // [M] softmax row
+    float *   pt;   // [M + 16][G16] probabilities (AVX2: interleaved; AVX-512: a row per head)
+    float *   qt;   // [D][G16] queries (AVX2: interleaved; AVX-512: a row per head)
+    float *   acc;  // [Dv][G16] outputs, interleaved
+    float *   kf;   // [16][D] K rows as F32
+};
+
+// the softmax of the nv scores sc (scaled, plus the mask values mval) into w, as SOFT_MAX
+// computes a dense row; returns 1/sum
+static inline float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64_t nv, float * w, const float * sc,
+                                     float scale, const float * mval) {
+    const float mx = vk->scale_mask_max(nv, w, sc, scale, mval);
+    const double sum = vk->exp_sum(nv, w, mx);
+    return (float) (1.0 / sum);
+}
+
+// dst of every head of KV head hk for token n over the nv cells idx (nv >= 1), with AVX-512
+// (D a multiple of 16)
+void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
+                               const struct attn_masked_scratch * s);
+
+#endif // GGML_X_OPS_FLASH_ATTN_H
