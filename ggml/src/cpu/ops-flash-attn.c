@@ -198,12 +198,13 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 // converted once), takes the softmax of each head's scores with the row kernels of SOFT_MAX
 // (vec.h: the same fp16 exp), then sums the V columns of the listed cells weighted by the
 // probabilities. As MUL_MAT with F16 weights does, q and p are rounded to F16 when k and v are
-// F16. The per-head values are interleaved (G lanes per element) so that the inner loops run
-// over the G heads.
+// F16. The SIMD kernels (ops-flash-attn-avx512.c, ops-flash-attn-avx2.c) put cells in the lanes
+// and keep 16 or 8 independent accumulators per loop; the scalar one below interleaves the
+// per-head values (G per element) so that its inner loops run over the G heads.
 
 static size_t attn_masked_floats(int64_t M, int64_t G, int64_t D, int64_t Dv) {
     G = (G + 15) / 16 * 16; // the SIMD paths work on 8 or 16 heads at a time
-    const int64_t n = (M + ATTN_PAD) * (1 + 2 * G) + 2 * M + D * G + Dv * G + ATTN_PAD * D;
+    const int64_t n = (M + ATTN_PAD) * (2 + 2 * G) + M + D * G + Dv * G + ATTN_PAD * D;
     return (size_t) ((n + 16 * 8 + 15) / 16 * 16); // each array rounded up to a cache line below
 }
 
@@ -218,7 +219,7 @@ static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * 
     s.idx  = (int32_t *) CARVE(M + ATTN_PAD);
     s.mval = CARVE(M);
     s.sc   = CARVE(G * (M + ATTN_PAD));
-    s.w    = CARVE(M);
+    s.w    = CARVE(M + ATTN_PAD);
     s.pt   = CARVE((M + ATTN_PAD) * G);
     s.qt   = CARVE(D * G);
     s.acc  = CARVE(Dv * G);
@@ -275,279 +276,6 @@ static inline void attn_axpy(int64_t G, float * restrict y, float a, const float
         y[j] += a * x[j];
     }
 }
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#define AX2 __attribute__((target("avx2,fma,f16c")))
-
-// attn_round with F16C (the table lookup of GGML_FP16_TO_FP32 misses the cache in a decode step)
-AX2 static inline float attn_round_avx2(bool f16, float x) {
-    return f16 ? _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)) : x;
-}
-
-AX2 static inline float attn_hsum_avx2(__m256 x) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
-}
-
-// dst of heads [j0, j0 + g) (g <= 8) of KV head hk for token n, over the nv cells idx: the
-// queries and probabilities are 8 lanes, one per head (lanes >= g are zero and unused).
-AX2 static void attn_masked_heads_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t j0, int64_t g,
-                                       int64_t nv, const struct attn_masked_scratch * s) {
-    const struct ggml_tensor * dst = a->dst, * q = a->q, * k = a->k, * v = a->v;
-    const float scale = a->scale, softcap = a->softcap;
-    const bool f16 = a->f16;
-    const int64_t D = a->D, Dv = a->Dv, G = a->G;
-    const struct ggml_x_vec_kernels * vk = a->vk;
-    float * qt = s->qt;
-    float * pt = s->pt;
-    float * kf = s->kf;
-    float tmp[4][8] __attribute__((aligned(32)));
-
-    // queries, interleaved [D][8] (rounded to F16 by F16C: round to nearest even, as
-    // GGML_FP32_TO_FP16)
-    memset(qt, 0, (size_t) (D * 8) * sizeof(float));
-    for (int64_t j = 0; j < g; j++) {
-        const char * qrow = (const char *) q->data + (hk * G + j0 + j) * q->nb[1] + n * q->nb[2];
-        int64_t d = 0;
-        if (q->nb[0] == sizeof(float)) {
-            for (; d + 8 <= D; d += 8) {
-                __m256 x = _mm256_loadu_ps((const float *) qrow + d);
-                if (f16) {
-                    x = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-                }
-                _mm256_store_ps(kf, x);
-                for (int e = 0; e < 8; e++) {
-                    qt[(d + e) * 8 + j] = kf[e];
-                }
-            }
-        }
-        for (; d < D; d++) {
-            qt[d * 8 + j] = attn_round_avx2(f16, *(const float *) (qrow + d * q->nb[0]));
-        }
-    }
-
-    // scores, 4 cells at a time (each K row converted once for the 8 heads)
-    const char * kbase = (const char *) k->data + hk * k->nb[2];
-    for (int64_t i0 = 0; i0 < nv; i0 += 4) {
-        const int nr = (int) GGML_X_MIN(4, nv - i0);
-        const float * rows[4];
-        for (int r = 0; r < 4; r++) {
-            const char * krow = kbase + s->idx[i0 + (r < nr ? r : 0)] * k->nb[1];
-            if (f16) {
-                float * dstrow = kf + r * D;
-                int64_t d = 0;
-                for (; d + 8 <= D; d += 8) {
-                    _mm256_storeu_ps(dstrow + d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2))));
-                }
-                for (; d < D; d++) {
-                    dstrow[d] = GGML_FP16_TO_FP32(((const ggml_fp16_t *) krow)[d]);
-                }
-                rows[r] = dstrow;
-            } else {
-                rows[r] = (const float *) krow;
-            }
-        }
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-        for (int64_t d = 0; d < D; d++) {
-            const __m256 qd = _mm256_load_ps(qt + d * 8);
-            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[0] + d), qd, a0);
-            a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[1] + d), qd, a1);
-            a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[2] + d), qd, a2);
-            a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[3] + d), qd, a3);
-        }
-        _mm256_store_ps(tmp[0], a0);
-        _mm256_store_ps(tmp[1], a1);
-        _mm256_store_ps(tmp[2], a2);
-        _mm256_store_ps(tmp[3], a3);
-        for (int r = 0; r < nr; r++) {
-            for (int64_t j = 0; j < g; j++) {
-                float x = tmp[r][j];
-                if (softcap > 0) {
-                    x = softcap * tanhf(x / softcap);
-                }
-                s->sc[j * nv + i0 + r] = x;
-            }
-        }
-    }
-
-    // probabilities, interleaved [nv][8]
-    for (int64_t i = 0; i < nv; i++) {
-        _mm256_store_ps(pt + i * 8, _mm256_setzero_ps());
-    }
-    for (int64_t j = 0; j < g; j++) {
-        const float inv = attn_softmax_row(vk, nv, s->w, s->sc + j * nv, scale, s->mval);
-        const __m256 vinv = _mm256_set1_ps(inv);
-        int64_t i = 0;
-        for (; i + 8 <= nv; i += 8) {
-            __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s->w + i), vinv);
-            if (f16) {
-                x = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-            }
-            _mm256_store_ps(tmp[0], x);
-            for (int e = 0; e < 8; e++) {
-                pt[(i + e) * 8 + j] = tmp[0][e];
-            }
-        }
-        for (; i < nv; i++) {
-            pt[i * 8 + j] = attn_round_avx2(f16, s->w[i] * inv);
-        }
-    }
-
-    // outputs, 4 rows of V at a time
-    const char * vbase = (const char *) v->data + hk * v->nb[2];
-    const int32_t * idx = s->idx;
-    float * out = (float *) ((char *) dst->data + (hk * G + j0) * dst->nb[1] + n * dst->nb[2]);
-    for (int64_t d0 = 0; d0 < Dv; d0 += 4) {
-        const int nd = (int) GGML_X_MIN(4, Dv - d0);
-        const char * vr[4];
-        for (int r = 0; r < 4; r++) {
-            vr[r] = vbase + (d0 + (r < nd ? r : 0)) * v->nb[1];
-        }
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-        if (f16) {
-            const ggml_fp16_t *v0 = (const ggml_fp16_t *) vr[0], *v1 = (const ggml_fp16_t *) vr[1],
-                              *v2 = (const ggml_fp16_t *) vr[2], *v3 = (const ggml_fp16_t *) vr[3];
-            for (int64_t i = 0; i < nv; i++) {
-                const __m256 p = _mm256_load_ps(pt + i * 8);
-                const int32_t m = idx[i];
-                a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v0[m])), p, a0);
-                a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v1[m])), p, a1);
-                a2 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v2[m])), p, a2);
-                a3 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(v3[m])), p, a3);
-            }
-        } else {
-            const float *v0 = (const float *) vr[0], *v1 = (const float *) vr[1], *v2 = (const float *) vr[2],
-                        *v3 = (const float *) vr[3];
-            for (int64_t i = 0; i < nv; i++) {
-                const __m256 p = _mm256_load_ps(pt + i * 8);
-                const int32_t m = idx[i];
-                a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(v0 + m), p, a0);
-                a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(v1 + m), p, a1);
-                a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(v2 + m), p, a2);
-                a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(v3 + m), p, a3);
-            }
-        }
-        _mm256_store_ps(tmp[0], a0);
-        _mm256_store_ps(tmp[1], a1);
-        _mm256_store_ps(tmp[2], a2);
-        _mm256_store_ps(tmp[3], a3);
-        for (int64_t j = 0; j < g; j++) {
-            float * o = (float *) ((char *) out + j * dst->nb[1]);
-            for (int r = 0; r < nd; r++) {
-                o[d0 + r] = tmp[r][j];
-            }
-        }
-    }
-}
-
-// dst of the G < 8 heads of KV head hk for token n over the nv cells idx (D a multiple of 8),
-// for groups too small to fill 8 lanes with heads: the scores are dot products with the lanes
-// over the head dimension, the outputs dot products with the lanes over 8 cells at a time (a
-// plain load where the 8 cells are consecutive, as they are for one sequence).
-AX2 static void attn_masked_small_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
-                                       const struct attn_masked_scratch * s) {
-    const struct ggml_tensor * dst = a->dst, * q = a->q, * k = a->k, * v = a->v;
-    const float scale = a->scale, softcap = a->softcap;
-    const bool f16 = a->f16;
-    const int64_t D = a->D, Dv = a->Dv, G = a->G;
-    const struct ggml_x_vec_kernels * vk = a->vk;
-    const int64_t nvp = (nv + 7) / 8 * 8;
-    float * qf = s->qt; // [G][D]
-    float * pp = s->pt; // [G][nvp]
-    float * kf = s->kf;
-    int32_t * idx = s->idx;
-
-    for (int64_t j = 0; j < G; j++) {
-        const char * qrow = (const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2];
-        for (int64_t d = 0; d < D; d++) {
-            qf[j * D + d] = attn_round_avx2(f16, *(const float *) (qrow + d * q->nb[0]));
-        }
-    }
-
-    // scores
-    const char * kbase = (const char *) k->data + hk * k->nb[2];
-    for (int64_t i = 0; i < nv; i++) {
-        const char * krow = kbase + idx[i] * k->nb[1];
-        const float * kr = (const float *) krow;
-        if (f16) {
-            for (int64_t d = 0; d < D; d += 8) {
-                _mm256_store_ps(kf + d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2))));
-            }
-            kr = kf;
-        }
-        for (int64_t j = 0; j < G; j++) {
-            const float * qj = qf + j * D;
-            __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-            int64_t d = 0;
-            for (; d + 16 <= D; d += 16) {
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d), _mm256_loadu_ps(qj + d), a0);
-                a1 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d + 8), _mm256_loadu_ps(qj + d + 8), a1);
-            }
-            if (d < D) {
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d), _mm256_loadu_ps(qj + d), a0);
-            }
-            float x = attn_hsum_avx2(_mm256_add_ps(a0, a1));
-            if (softcap > 0) {
-                x = softcap * tanhf(x / softcap);
-            }
-            s->sc[j * nv + i] = x;
-        }
-    }
-
-    // probabilities, [G][nvp] with zeros after nv; idx padded with a valid cell
-    for (int64_t j = 0; j < G; j++) {
-        const float inv = attn_softmax_row(vk, nv, s->w, s->sc + j * nv, scale, s->mval);
-        float * pj = pp + j * nvp;
-        for (int64_t i = 0; i < nv; i++) {
-            pj[i] = attn_round_avx2(f16, s->w[i] * inv);
-        }
-        for (int64_t i = nv; i < nvp; i++) {
-            pj[i] = 0.0f;
-        }
-    }
-    for (int64_t i = nv; i < nvp; i++) {
-        idx[i] = idx[nv - 1];
-    }
-
-    // outputs: per row d of V, dot products over the cells, 8 at a time
-    const char * vbase = (const char *) v->data + hk * v->nb[2];
-    float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
-    __m256 acc[8];
-    for (int64_t d = 0; d < Dv; d++) {
-        const char * vrow = vbase + d * v->nb[1];
-        for (int64_t j = 0; j < G; j++) {
-            acc[j] = _mm256_setzero_ps();
-        }
-        for (int64_t i = 0; i < nvp; i += 8) {
-            __m256 vv;
-            const int32_t m0 = idx[i];
-            if (i + 8 <= nv && idx[i + 7] - m0 == 7) { // 8 increasing cells: consecutive
-                vv = f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (vrow + (size_t) m0 * 2)))
-                         : _mm256_loadu_ps((const float *) vrow + m0);
-            } else if (f16) {
-                const ggml_fp16_t * vr = (const ggml_fp16_t *) vrow;
-                vv = _mm256_setr_ps(_cvtsh_ss(vr[idx[i]]), _cvtsh_ss(vr[idx[i + 1]]), _cvtsh_ss(vr[idx[i + 2]]),
-                                    _cvtsh_ss(vr[idx[i + 3]]), _cvtsh_ss(vr[idx[i + 4]]), _cvtsh_ss(vr[idx[i + 5]]),
-                                    _cvtsh_ss(vr[idx[i + 6]]), _cvtsh_ss(vr[idx[i + 7]]));
-            } else {
-                const float * vr = (const float *) vrow;
-                vv = _mm256_setr_ps(vr[idx[i]], vr[idx[i + 1]], vr[idx[i + 2]], vr[idx[i + 3]], vr[idx[i + 4]],
-                                    vr[idx[i + 5]], vr[idx[i + 6]], vr[idx[i + 7]]);
-            }
-            for (int64_t j = 0; j < G; j++) {
-                acc[j] = _mm256_fmadd_ps(vv, _mm256_loadu_ps(pp + j * nvp + i), acc[j]);
-            }
-        }
-        for (int64_t j = 0; j < G; j++) {
-            ((float *) ((char *) out + j * dst->nb[1]))[d] = attn_hsum_avx2(acc[j]);
-        }
-    }
-}
-#endif
 
 // dst of every head of KV head hk for token n over the nv cells idx, without SIMD
 static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
@@ -667,14 +395,8 @@ static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t
         ggml_x_attn_masked_avx512(a, n, hk, nv, s);
         return;
     }
-    if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON) {
-        if (G < 8 && k->ne[0] % 8 == 0) {
-            attn_masked_small_avx2(a, n, hk, nv, s);
-            return;
-        }
-        for (int64_t j0 = 0; j0 < G; j0 += 8) {
-            attn_masked_heads_avx2(a, n, hk, j0, GGML_X_MIN(8, G - j0), nv, s);
-        }
+    if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON && a->D % 8 == 0) {
+        ggml_x_attn_masked_avx2(a, n, hk, nv, s);
         return;
     }
 #endif

@@ -28,11 +28,11 @@ struct attn_masked_scratch {
     int32_t * idx;  // [M + 16] visible cells (padded with the last one)
     float *   mval; // [M] their mask values
     float *   sc;   // [G16][M + 16] scores, then probabilities
-    float *   w;    // [M] softmax row
-    float *   pt;   // [M + 16][G16] probabilities (AVX2: interleaved; AVX-512: a row per head)
-    float *   qt;   // [D][G16] queries (AVX2: interleaved; AVX-512: a row per head)
-    float *   acc;  // [Dv][G16] outputs, interleaved
-    float *   kf;   // [16][D] K rows as F32
+    float *   w;    // [M + 16] softmax row
+    float *   pt;   // [M + 16][G16] probabilities (scalar: interleaved; SIMD: per block of cells)
+    float *   qt;   // [D][G16] queries (scalar: interleaved; SIMD: a row per head)
+    float *   acc;  // [Dv][G16] outputs, interleaved (scalar)
+    float *   kf;   // [16][D] K rows as F32 (SIMD: by pieces, one pointer for a block of cells)
 };
 
 // the softmax of the nv scores sc (scaled, plus the mask values mval) into w, as SOFT_MAX
@@ -45,8 +45,10 @@ static inline float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64
 }
 
 // dst of every head of KV head hk for token n over the nv cells idx (nv >= 1), with AVX-512
-// (D a multiple of 16)
+// (D a multiple of 16) or AVX2 (D a multiple of 8)
 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
                                const struct attn_masked_scratch * s);
+void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
+                             const struct attn_masked_scratch * s);
 
 #endif // GGML_X_OPS_FLASH_ATTN_H
