@@ -147,9 +147,7 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
     const bool f16 = a->f16;
     const int64_t nvp = (nv + 7) / 8 * 8;
     int32_t * idx = s->idx;
-    for (int64_t i = nv; i < nvp; i++) {
-        idx[i] = idx[nv - 1];
-    }
+    attn_pad_cells(idx, nv, nvp);
 
     // queries, a row per head (rounded to F16 for an F16 cache)
     float * qf = s->qt;
@@ -175,14 +173,7 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
         }
         attn2_scores8(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp);
     }
-    if (a->softcap > 0) {
-        const float c = a->softcap;
-        for (int64_t j = 0; j < G; j++) {
-            for (int64_t i = 0; i < nv; i++) {
-                s->sc[j * nvp + i] = c * tanhf(s->sc[j * nvp + i] / c);
-            }
-        }
-    }
+    attn_softcap_scores(a, s->sc, nv, nvp);
 
     // probabilities: per block of 8 cells, 8 per head for Gr heads (G rounded up to GP; zeros
     // after nv and for the heads added)

@@ -7,6 +7,8 @@
 #include "../ggml-impl.h"
 #include "vec.h"
 
+#include <math.h>
+
 // cells (and heads) the scratch arrays are padded to: the AVX-512 kernel works on 16 at a time
 #define ATTN_PAD 16
 
@@ -42,6 +44,25 @@ static inline float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64
     const float mx = vk->scale_mask_max(nv, w, sc, scale, mval);
     const double sum = vk->exp_sum(nv, w, mx);
     return (float) (1.0 / sum);
+}
+
+// the SIMD kernels' first steps: idx padded to nvp cells with the last one; the scores (rows of
+// stride nvp) soft-capped when the node asks for it
+static inline void attn_pad_cells(int32_t * idx, int64_t nv, int64_t nvp) {
+    for (int64_t i = nv; i < nvp; i++) {
+        idx[i] = idx[nv - 1];
+    }
+}
+
+static inline void attn_softcap_scores(const struct attn_masked_op * a, float * sc, int64_t nv, int64_t nvp) {
+    if (a->softcap > 0) {
+        const float c = a->softcap;
+        for (int64_t j = 0; j < a->G; j++) {
+            for (int64_t i = 0; i < nv; i++) {
+                sc[j * nvp + i] = c * tanhf(sc[j * nvp + i] / c);
+            }
+        }
+    }
 }
 
 // dst of every head of KV head hk for token n over the nv cells idx (nv >= 1), with AVX-512
