@@ -11,7 +11,7 @@
 // write the same gradient element. Softmax and dot products are evaluated in double.
 
 #include "../ggml-impl.h"
-#include "ops-flash-attn.h"
+#include "attn.h"
 #include "rowconv.h"
 #include "vec.h"
 
@@ -198,7 +198,7 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 // converted once), takes the softmax of each head's scores with the row kernels of SOFT_MAX
 // (vec.h: the same fp16 exp), then sums the V columns of the listed cells weighted by the
 // probabilities. As MUL_MAT with F16 weights does, q and p are rounded to F16 when k and v are
-// F16. The SIMD kernels (ops-flash-attn-avx512.c, ops-flash-attn-avx2.c) put cells in the lanes
+// F16. The SIMD kernels (attn-avx512.c, attn-avx2.c) put cells in the lanes
 // and keep 16 or 8 independent accumulators per loop; the scalar one below interleaves the
 // per-head values (G per element) so that its inner loops run over the G heads.
 

@@ -1,4 +1,4 @@
-// ops-flash-attn-avx512.c - the AVX-512 kernel of ggml_x_attn_masked: one (token, KV head) task,
+// attn-avx512.c - the AVX-512 kernel of ggml_x_attn_masked: one (token, KV head) task,
 // for any number G of query heads per KV head and head sizes D a multiple of 16.
 //
 // Every inner loop keeps 16 independent accumulators and ends in one 16-to-1 transposing
@@ -16,7 +16,7 @@
 
 #if defined(__x86_64__)
 
-#include "ops-flash-attn.h"
+#include "attn.h"
 
 #include <immintrin.h>
 #include <math.h>

@@ -1,7 +1,7 @@
-// ops-flash-attn-avx2.c - the AVX2 kernel of ggml_x_attn_masked: one (token, KV head) task, for
+// attn-avx2.c - the AVX2 kernel of ggml_x_attn_masked: one (token, KV head) task, for
 // any number G of query heads per KV head and head sizes D a multiple of 8.
 //
-// The AVX-512 kernel (ops-flash-attn-avx512.c) on 8 lanes: every inner loop keeps 8 independent
+// The AVX-512 kernel (attn-avx512.c) on 8 lanes: every inner loop keeps 8 independent
 // accumulators (two FMA pipes of latency 4) and ends in one 8-to-1 transposing reduction:
 // - scores: 8 cells at a time, their K rows converted to F32 once (kf, by pieces of 8: piece p
 //   of cell c at kf + 64p + 8c), then per head 8 dot products over the head dimension;
@@ -13,7 +13,7 @@
 
 #if defined(__x86_64__)
 
-#include "ops-flash-attn.h"
+#include "attn.h"
 
 #include <immintrin.h>
 #include <math.h>

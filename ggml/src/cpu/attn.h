@@ -1,8 +1,9 @@
-// ops-flash-attn.h - what the masked attention kernels share (internal): the operands of one
-// ggml_x_attn_masked node, the per-thread scratch, and the AVX-512 kernel (ops-flash-attn-avx512.c).
+// attn.h - what the masked attention kernels share (internal): the operands of one
+// ggml_x_attn_masked node (ops-flash-attn.c), the per-thread scratch, and the SIMD kernels
+// (attn-avx512.c, attn-avx2.c).
 
-#ifndef GGML_X_OPS_FLASH_ATTN_H
-#define GGML_X_OPS_FLASH_ATTN_H
+#ifndef GGML_X_ATTN_H
+#define GGML_X_ATTN_H
 
 #include "../ggml-impl.h"
 #include "vec.h"
@@ -72,4 +73,4 @@ void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64
 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
                              const struct attn_masked_scratch * s);
 
-#endif // GGML_X_OPS_FLASH_ATTN_H
+#endif // GGML_X_ATTN_H
