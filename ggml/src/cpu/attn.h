@@ -26,15 +26,15 @@ struct attn_masked_op {
     const struct ggml_x_vec_kernels * vk;
 };
 
-// per thread; G16 = G rounded up to a multiple of 16
+// per thread; Gp = G rounded up to 8, or above 8 to a multiple of 16
 struct attn_masked_scratch {
     int32_t * idx;  // [M + 16] visible cells (padded with the last one)
     float *   mval; // [M] their mask values
-    float *   sc;   // [G16][M + 16] scores, then probabilities
+    float *   sc;   // [G][M + 16] scores, then probabilities
     float *   w;    // [M + 16] softmax row
-    float *   pt;   // [M + 16][G16] probabilities (scalar: interleaved; SIMD: per block of cells)
-    float *   qt;   // [D][G16] queries (scalar: interleaved; SIMD: a row per head)
-    float *   acc;  // [Dv][G16] outputs, interleaved (scalar)
+    float *   pt;   // [M + 16][Gp] probabilities (scalar: interleaved; SIMD: per block of cells)
+    float *   qt;   // [D][G] queries (scalar: interleaved; SIMD: a row per head)
+    float *   acc;  // [Dv][G] outputs, interleaved (scalar)
     float *   kf;   // [16][D] K rows as F32 (SIMD: by pieces, one pointer for a block of cells)
 };
 

@@ -202,15 +202,20 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 // and keep 16 or 8 independent accumulators per loop; the scalar one below interleaves the
 // per-head values (G per element) so that its inner loops run over the G heads.
 
+// heads the probabilities are stored for: the SIMD kernels round G up to 8 or to 16 per pass
+static int64_t attn_heads_padded(int64_t G) {
+    return G <= 8 ? 8 : (G + 15) / 16 * 16;
+}
+
 static size_t attn_masked_floats(int64_t M, int64_t G, int64_t D, int64_t Dv) {
-    G = (G + 15) / 16 * 16; // the SIMD paths work on 8 or 16 heads at a time
-    const int64_t n = (M + ATTN_PAD) * (2 + 2 * G) + M + D * G + Dv * G + ATTN_PAD * D;
+    const int64_t Gp = attn_heads_padded(G);
+    const int64_t n = (M + ATTN_PAD) * (2 + G + Gp) + M + D * G + Dv * G + ATTN_PAD * D;
     return (size_t) ((n + 16 * 8 + 15) / 16 * 16); // each array rounded up to a cache line below
 }
 
 static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * cc, int64_t M, int64_t G,
                                                     int64_t D, int64_t Dv) {
-    G = (G + 15) / 16 * 16;
+    const int64_t Gp = attn_heads_padded(G);
     float * base = (float *) (((uintptr_t) cc->wdata + 63) & ~(uintptr_t) 63);
     float * p = base + (size_t) cc->ith * attn_masked_floats(M, G, D, Dv);
 #define CARVE(n) (p += ((n) + 15) / 16 * 16, p - ((n) + 15) / 16 * 16)
@@ -220,7 +225,7 @@ static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * 
     s.mval = CARVE(M);
     s.sc   = CARVE(G * (M + ATTN_PAD));
     s.w    = CARVE(M + ATTN_PAD);
-    s.pt   = CARVE((M + ATTN_PAD) * G);
+    s.pt   = CARVE((M + ATTN_PAD) * Gp);
     s.qt   = CARVE(D * G);
     s.acc  = CARVE(Dv * G);
     s.kf   = CARVE(ATTN_PAD * D);
