@@ -9,6 +9,7 @@
 #   make bench-layer   one LLaMA-style decode layer per weight type against its floor
 #   make bench-cols    a TinyLlama-shaped layer at 1-16 columns (batched decode) against one column
 #   make bench-rp-kernels  the CPU_REPACK kernels alone, in cycles (weights in L1, and streamed)
+#   make bench-attn    the attention node of a decode step alone, against the read bandwidth
 
 .PHONY: bench
 
