@@ -45,8 +45,8 @@ AX2_INLINE __m256 attn2_round16(__m256 x) {
 // scores of the G heads (queries qf, a row of D per head) for the cells idx[0 .. 8) into sc (a
 // row of stride nvp per head)
 AX2_INLINE void attn2_scores8(const struct attn_masked_op * a, const char * kbase, const int32_t * idx,
-                              const float * qf, float * kf, float * sc, int64_t nvp) {
-    const int64_t D = a->D, G = a->G;
+                              const float * qf, float * kf, float * sc, int64_t nvp, int64_t G) {
+    const int64_t D = a->D;
     const size_t nb1 = a->k->nb[1];
 #pragma GCC unroll 8
     for (int c = 0; c < 8; c++) {
@@ -100,9 +100,9 @@ AX2_INLINE __m256 attn2_vload(bool f16, bool run, const char * vrow, const int32
 // zeros): R = 8 / GP rows of V per pass. pp holds per block of 8 cells the Gr heads' 8
 // probabilities one after the other.
 AX2_INLINE void attn2_outputs(const struct attn_masked_op * a, const char * vbase, const int32_t * idx, int64_t nv,
-                              int64_t nvp, const float * pp, int64_t Gr, int64_t j0, char * out, const int GP) {
+                              int64_t nvp, const float * pp, int64_t Gr, int64_t j0, char * out, int64_t G, const int GP) {
     const int R = 8 / GP;
-    const int64_t Dv = a->Dv, G = a->G;
+    const int64_t Dv = a->Dv;
     const size_t nb1 = a->v->nb[1];
     const bool f16 = a->f16;
     float res[8] __attribute__((aligned(32)));
@@ -140,10 +140,11 @@ AX2_INLINE void attn2_outputs(const struct attn_masked_op * a, const char * vbas
     }
 }
 
-AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
+AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
+                                   int64_t nv,
                                  const struct attn_masked_scratch * s) {
     const struct ggml_tensor * q = a->q, * k = a->k, * v = a->v;
-    const int64_t D = a->D, G = a->G;
+    const int64_t D = a->D, hb = hk * a->G + jb; // the task's first head
     const bool f16 = a->f16;
     const int64_t nvp = (nv + 7) / 8 * 8;
     int32_t * idx = s->idx;
@@ -152,7 +153,7 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
     // queries, a row per head (rounded to F16 for an F16 cache)
     float * qf = s->qt;
     for (int64_t j = 0; j < G; j++) {
-        const float * qrow = (const float *) ((const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2]);
+        const float * qrow = (const float *) ((const char *) q->data + (hb + j) * q->nb[1] + n * q->nb[2]);
         for (int64_t d = 0; d < D; d += 8) {
             const __m256 x = _mm256_loadu_ps(qrow + d);
             _mm256_store_ps(qf + j * D + d, f16 ? attn2_round16(x) : x);
@@ -171,9 +172,9 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
                 }
             }
         }
-        attn2_scores8(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp);
+        attn2_scores8(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp, G);
     }
-    attn_softcap_scores(a, s->sc, nv, nvp);
+    attn_softcap_scores(a, G, s->sc, nv, nvp);
 
     // probabilities: per block of 8 cells, 8 per head for Gr heads (G rounded up to GP; zeros
     // after nv and for the heads added)
@@ -199,13 +200,13 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
 
     // outputs
     const char * vbase = (const char *) v->data + hk * v->nb[2];
-    char * out = (char *) a->dst->data + hk * G * a->dst->nb[1] + n * a->dst->nb[2];
+    char * out = (char *) a->dst->data + hb * a->dst->nb[1] + n * a->dst->nb[2];
     for (int64_t j0 = 0; j0 < G; j0 += GP) {
         switch (GP) {
-        case 8:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, 8); break;
-        case 4:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, 4); break;
-        case 2:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, 2); break;
-        default: attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, 1); break;
+        case 8:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, G, 8); break;
+        case 4:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, G, 4); break;
+        case 2:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, G, 2); break;
+        default: attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, G, 1); break;
         }
     }
 }

@@ -52,8 +52,8 @@ AX5_INLINE __m512 attn_round16(__m512 x) {
 // sc (a row of stride nvp per head). The 16 K rows are first converted into kf by pieces of 16:
 // piece p of cell c at kf + 256p + 16c, so that one pointer reaches the 16 cells of a piece.
 AX5_INLINE void attn_scores16(const struct attn_masked_op * a, const char * kbase, const int32_t * idx,
-                              const float * qf, float * kf, float * sc, int64_t nvp) {
-    const int64_t D = a->D, G = a->G;
+                              const float * qf, float * kf, float * sc, int64_t nvp, int64_t G) {
+    const int64_t D = a->D;
     const size_t nb1 = a->k->nb[1];
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) {
@@ -115,9 +115,9 @@ AX5_INLINE __m512 attn_vload(bool f16, bool run, const char * vrow, int32_t m0, 
 // probabilities one after the other.
 AX5_INLINE void attn_outputs(const struct attn_masked_op * a, const char * vbase, const char * vend,
                              const int32_t * idx, int64_t nv, int64_t nvp, const float * pp, int64_t Gr, int64_t j0,
-                             char * out, const int GP) {
+                             char * out, int64_t G, const int GP) {
     const int R = 16 / GP;
-    const int64_t Dv = a->Dv, G = a->G;
+    const int64_t Dv = a->Dv;
     const size_t nb1 = a->v->nb[1];
     const bool f16 = a->f16;
     float res[16] __attribute__((aligned(64)));
@@ -158,10 +158,11 @@ AX5_INLINE void attn_outputs(const struct attn_masked_op * a, const char * vbase
     }
 }
 
-AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
+AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
+                                   int64_t nv,
                                    const struct attn_masked_scratch * s) {
     const struct ggml_tensor * q = a->q, * k = a->k, * v = a->v;
-    const int64_t D = a->D, G = a->G;
+    const int64_t D = a->D, hb = hk * a->G + jb; // the task's first head
     const bool f16 = a->f16;
     const int64_t nvp = (nv + 15) / 16 * 16;
     int32_t * idx = s->idx;
@@ -170,7 +171,7 @@ AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, i
     // queries, a row per head (rounded to F16 for an F16 cache)
     float * qf = s->qt;
     for (int64_t j = 0; j < G; j++) {
-        const float * qrow = (const float *) ((const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2]);
+        const float * qrow = (const float *) ((const char *) q->data + (hb + j) * q->nb[1] + n * q->nb[2]);
         for (int64_t d = 0; d < D; d += 16) {
             const __m512 x = _mm512_loadu_ps(qrow + d);
             _mm512_store_ps(qf + j * D + d, f16 ? attn_round16(x) : x);
@@ -189,9 +190,9 @@ AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, i
                 }
             }
         }
-        attn_scores16(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp);
+        attn_scores16(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp, G);
     }
-    attn_softcap_scores(a, s->sc, nv, nvp);
+    attn_softcap_scores(a, G, s->sc, nv, nvp);
 
     // probabilities: per block of 16 cells, 16 per head for Gr heads (G rounded up to GP; zeros
     // after nv and for the heads added)
@@ -216,14 +217,14 @@ AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, i
     // outputs
     const char * vbase = (const char *) v->data + hk * v->nb[2];
     const char * vend = (const char *) v->data + ggml_nbytes(v);
-    char * out = (char *) a->dst->data + hk * G * a->dst->nb[1] + n * a->dst->nb[2];
+    char * out = (char *) a->dst->data + hb * a->dst->nb[1] + n * a->dst->nb[2];
     for (int64_t j0 = 0; j0 < G; j0 += GP) {
         switch (GP) {
-        case 16: attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, 16); break;
-        case 8:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, 8); break;
-        case 4:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, 4); break;
-        case 2:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, 2); break;
-        default: attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, 1); break;
+        case 16: attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 16); break;
+        case 8:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 8); break;
+        case 4:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 4); break;
+        case 2:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 2); break;
+        default: attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 1); break;
         }
     }
 }

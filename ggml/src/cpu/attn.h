@@ -47,18 +47,18 @@ static inline float attn_softmax_row(const struct ggml_x_vec_kernels * vk, int64
     return (float) (1.0 / sum);
 }
 
-// the SIMD kernels' first steps: idx padded to nvp cells with the last one; the scores (rows of
-// stride nvp) soft-capped when the node asks for it
+// the SIMD kernels' first steps: idx padded to nvp cells with the last one; the scores of G heads
+// (rows of stride nvp) soft-capped when the node asks for it
 static inline void attn_pad_cells(int32_t * idx, int64_t nv, int64_t nvp) {
     for (int64_t i = nv; i < nvp; i++) {
         idx[i] = idx[nv - 1];
     }
 }
 
-static inline void attn_softcap_scores(const struct attn_masked_op * a, float * sc, int64_t nv, int64_t nvp) {
+static inline void attn_softcap_scores(const struct attn_masked_op * a, int64_t G, float * sc, int64_t nv, int64_t nvp) {
     if (a->softcap > 0) {
         const float c = a->softcap;
-        for (int64_t j = 0; j < a->G; j++) {
+        for (int64_t j = 0; j < G; j++) {
             for (int64_t i = 0; i < nv; i++) {
                 sc[j * nvp + i] = c * tanhf(sc[j * nvp + i] / c);
             }
@@ -66,11 +66,11 @@ static inline void attn_softcap_scores(const struct attn_masked_op * a, float * 
     }
 }
 
-// dst of every head of KV head hk for token n over the nv cells idx (nv >= 1), with AVX-512
-// (D a multiple of 16) or AVX2 (D a multiple of 8)
-void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
-                               const struct attn_masked_scratch * s);
-void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
-                             const struct attn_masked_scratch * s);
+// dst of the G heads jb .. jb + G of KV head hk (of a->G) for token n over the nv cells idx
+// (nv >= 1), with AVX-512 (D a multiple of 16) or AVX2 (D a multiple of 8)
+void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
+                               int64_t nv, const struct attn_masked_scratch * s);
+void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
+                             int64_t nv, const struct attn_masked_scratch * s);
 
 #endif // GGML_X_ATTN_H

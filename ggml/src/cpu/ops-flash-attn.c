@@ -351,10 +351,29 @@ static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n,
     }
 }
 
-static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t hk,
-                             const struct attn_masked_scratch * s) {
+// the SIMD kernel of this machine for the node's head size; NULL: the scalar one
+typedef void (*attn_simd_kernel_t)(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
+                                   int64_t nv, const struct attn_masked_scratch * s);
+
+static attn_simd_kernel_t attn_simd_kernel(int64_t D) {
+#if defined(__x86_64__)
+    const enum ggml_x_cpu_level level = ggml_x_cpu_level();
+    if (level >= GGML_X_CPU_AVX512 && level < GGML_X_CPU_NEON && D % 16 == 0) {
+        return ggml_x_attn_masked_avx512;
+    }
+    if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON && D % 8 == 0) {
+        return ggml_x_attn_masked_avx2;
+    }
+#endif
+    GGML_UNUSED(D);
+    return NULL;
+}
+
+// heads jb .. jb + G of KV head hk (all a->G of them without a SIMD kernel) for token n
+static void attn_masked_task(const struct attn_masked_op * a, attn_simd_kernel_t simd, int64_t n, int64_t hk,
+                             int64_t jb, int64_t G, const struct attn_masked_scratch * s) {
     const struct ggml_tensor * dst = a->dst, * k = a->k, * v = a->v, * mask = a->mask;
-    const int64_t M = k->ne[1], Dv = a->Dv, G = a->G;
+    const int64_t M = k->ne[1], Dv = a->Dv;
 
     // the cells the token sees
     const float * mrow = (const float *) ((const char *) mask->data + n * mask->nb[1]);
@@ -367,7 +386,7 @@ static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t
         }
     }
     if (nv == 0) {
-        float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
+        float * out = (float *) ((char *) dst->data + (hk * a->G + jb) * dst->nb[1] + n * dst->nb[2]);
         for (int64_t j = 0; j < G; j++) {
             memset((char *) out + j * dst->nb[1], 0, (size_t) Dv * sizeof(float));
         }
@@ -394,17 +413,10 @@ static void attn_masked_task(const struct attn_masked_op * a, int64_t n, int64_t
             }
         }
     }
-#if defined(__x86_64__)
-    const enum ggml_x_cpu_level level = ggml_x_cpu_level();
-    if (level >= GGML_X_CPU_AVX512 && level < GGML_X_CPU_NEON && a->D % 16 == 0) {
-        ggml_x_attn_masked_avx512(a, n, hk, nv, s);
+    if (simd != NULL) {
+        simd(a, n, hk, jb, G, nv, s);
         return;
     }
-    if (level >= GGML_X_CPU_AVX2 && level < GGML_X_CPU_NEON && a->D % 8 == 0) {
-        ggml_x_attn_masked_avx2(a, n, hk, nv, s);
-        return;
-    }
-#endif
     attn_masked_heads_scalar(a, n, hk, nv, s);
 }
 
@@ -428,11 +440,22 @@ static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tens
         .vk      = ggml_x_vec_kernels_active(),
     };
     const struct attn_masked_scratch s = attn_masked_carve(cc, k->ne[1], a.G, a.D, a.Dv);
-    // tasks ordered by KV head, then token: a thread's tokens of one head read the same K and V
-    // rows one after the other, while they are still in its caches
+    const attn_simd_kernel_t simd = attn_simd_kernel(a.D);
+    // With fewer (token, KV head) pairs than threads (one token, few KV heads), the query heads of
+    // a KV head are split into S parts of gs heads, so that every thread has work (each part
+    // reads the whole K and V of its head: the node is bound by its arithmetic, not by them).
+    int64_t S = 1, gs = a.G;
+    if (simd != NULL && N * Hk < cc->nth && a.G > 1) {
+        S = GGML_X_MIN(a.G, (cc->nth + N * Hk - 1) / (N * Hk));
+        gs = (a.G + S - 1) / S;
+        S = (a.G + gs - 1) / gs;
+    }
+    // tasks ordered by KV head, then part, then token: a thread's tokens of one head read the same
+    // K and V rows one after the other, while they are still in its caches
     int64_t t0, t1;
-    rowconv_split(N * Hk, cc->ith, cc->nth, &t0, &t1);
+    rowconv_split(N * Hk * S, cc->ith, cc->nth, &t0, &t1);
     for (int64_t t = t0; t < t1; t++) {
-        attn_masked_task(&a, t % N, t / N, &s);
+        const int64_t hk = t / (N * S), part = t / N % S, jb = part * gs;
+        attn_masked_task(&a, simd, t % N, hk, jb, GGML_X_MIN(gs, a.G - jb), &s);
     }
 }
