@@ -5,15 +5,18 @@
 //   build/bin/bench-matvec [threads=1,2] [reps=R] [types=all|q4_0,q5_K,...] [cols=N]
 //                          [k=K] [m=M] [mib=S] [buft=cpu|repack]
 //
-// For each thread count and each type: first the read-bandwidth probe (THREADS pthreads each
-// summing its share of a buffer of 512 MiB, median of R passes), then MUL_MAT of a weight
+// For each thread count and each type: MUL_MAT of a weight
 // [K, M] of the type (default 4096 x 4096) by an F32 matrix [K, N] (N = cols, default 1) on the
 // CPU backend with THREADS threads. The weights are cold: C copies (at least S MiB in all,
 // default 256, several times the last-level cache) are used in turn, one graph per copy, and a
 // repetition is one pass over all copies; the time of one product is the pass time / C, and the
-// figure the median of R repetitions (default 7) after one warm-up pass. Printed: weight GB/s
-// (weight bytes / time of one product) and its share of the bandwidth probe just before it, so
-// that drift on a shared machine shows row by row.
+// figure the median of R repetitions (default 7) after one warm-up pass. Each repetition is
+// preceded by one pass of the read-bandwidth probe (THREADS pthreads each summing its share of a
+// buffer of 512 MiB). Printed: weight GB/s (weight bytes / time of one product), the probe's
+// median and the median of the per-repetition shares weight GB/s / probe GB/s: the bandwidth of
+// a shared VM drifts within seconds, so a share against a probe taken right beside each
+// repetition is steadier than one against a single probe per type (measured: runs of the same
+// build spread 68-90 % with the latter).
 //
 // Weights are random values quantized with ggml_quantize_chunk (a few rows, repeated: speed
 // does not depend on the values); buft=repack puts the tensors in the CPU_REPACK buffer type,
@@ -87,6 +90,8 @@ static bool fill_weights(enum ggml_type type, int64_t k, int src_rows, uint8_t *
 struct mv_result {
     bool   supported;
     double seconds;   // one product, median
+    double probe_gbs; // read probe, median
+    double share;     // median of the per-repetition (weight GB/s) / (probe GB/s)
     size_t wbytes;    // bytes of one weight matrix
     int    copies;
 };
@@ -94,8 +99,9 @@ struct mv_result {
 static bool g_repack = false; // buft=repack
 
 static struct mv_result bench_type(ggml_backend_t backend, enum ggml_type type, int64_t k, int64_t m,
-                                   int64_t n_cols, size_t min_bytes, int reps) {
-    struct mv_result res = { false, 0.0, ggml_row_size(type, k) * (size_t) m, 0 };
+                                   int64_t n_cols, size_t min_bytes, int reps, const void * probe_buf,
+                                   size_t probe_bytes, int nth) {
+    struct mv_result res = { false, 0.0, 0.0, 0.0, ggml_row_size(type, k) * (size_t) m, 0 };
     int copies = (int) ((min_bytes + res.wbytes - 1) / res.wbytes);
     copies = copies < 2 ? 2 : copies > 256 ? 256 : copies;
     res.copies = copies;
@@ -156,15 +162,19 @@ static struct mv_result bench_type(ggml_backend_t backend, enum ggml_type type, 
         for (int c = 0; c < copies; c++) { // warm-up pass
             ggml_backend_graph_compute(backend, g[c]);
         }
-        double t[MAX_REPS];
+        double t[MAX_REPS], bw[MAX_REPS], share[MAX_REPS];
         for (int r = 0; r < reps; r++) {
+            bw[r] = probe_read_bw(probe_buf, probe_bytes, nth, 1);
             const double t0 = now_s();
             for (int c = 0; c < copies; c++) {
                 ggml_backend_graph_compute(backend, g[c]);
             }
             t[r] = (now_s() - t0) / copies;
+            share[r] = (double) res.wbytes / t[r] * 1e-9 / bw[r];
         }
         res.seconds = median(t, reps);
+        res.probe_gbs = median(bw, reps);
+        res.share = median(share, reps);
     }
     free(g);
     free(w);
@@ -273,7 +283,7 @@ int main(int argc, char ** argv) {
 
     ggml_backend_t backend = ggml_backend_cpu_init();
     printf("# bench-matvec: MUL_MAT weight [%lld, %lld] x F32 [%lld, %lld], cold weights (>= %zu MiB of copies), "
-           "median of %d reps; read probe %zu MiB before each type; buffer %s\n",
+           "median of %d reps; read probe %zu MiB before each rep; buffer %s\n",
            (long long) k, (long long) m, (long long) k, (long long) n_cols, min_mib, reps, probe_bytes >> 20,
            g_repack ? "CPU_REPACK" : "CPU");
     printf("%-8s %3s %4s %9s %6s %9s %8s %9s %6s\n", "type", "thr", "cols", "weight_MB", "copies", "us", "GB/s",
@@ -282,17 +292,16 @@ int main(int argc, char ** argv) {
         const int nth = threads[it];
         ggml_backend_cpu_set_n_threads(backend, nth);
         for (int ti = 0; ti < n_types; ti++) {
-            const double bw = probe_read_bw(probe_buf, probe_bytes, nth, reps);
             const struct mv_result r = bench_type(backend, k_types[types[ti]].type, k, m, n_cols,
-                                                  min_mib << 20, reps);
+                                                  min_mib << 20, reps, probe_buf, probe_bytes, nth);
             if (!r.supported) {
-                printf("%-8s %3d %4lld %9.2f %6s %9s %8s %9.1f %6s\n", k_types[types[ti]].name, nth, (long long) n_cols,
-                       r.wbytes / 1e6, "-", "unsupp", "-", bw, "-");
+                printf("%-8s %3d %4lld %9.2f %6s %9s %8s %9s %6s\n", k_types[types[ti]].name, nth, (long long) n_cols,
+                       r.wbytes / 1e6, "-", "unsupp", "-", "-", "-");
                 continue;
             }
             const double gbs = (double) r.wbytes / r.seconds * 1e-9;
             printf("%-8s %3d %4lld %9.2f %6d %9.1f %8.2f %9.1f %5.1f%%\n", k_types[types[ti]].name, nth, (long long) n_cols,
-                   r.wbytes / 1e6, r.copies, r.seconds * 1e6, gbs, bw, 100.0 * gbs / bw);
+                   r.wbytes / 1e6, r.copies, r.seconds * 1e6, gbs, r.probe_gbs, 100.0 * r.share);
             fflush(stdout);
         }
     }
