@@ -95,8 +95,11 @@ int main(int argc, char ** argv) {
     const size_t flush_n = (size_t) 16 << 20;
     float * fbuf = calloc(flush_n, sizeof(float));
     const size_t pbytes = (size_t) 256 << 20;
-    void * pbuf = aligned_alloc(64, pbytes);
-    memset(pbuf, 1, pbytes);
+    void * pbuf = probe_buffer(pbytes);
+    if (pbuf == NULL) {
+        fprintf(stderr, "bench-attn: cannot allocate the probe buffer\n");
+        return 1;
+    }
     ggml_backend_t be = ggml_backend_cpu_init();
 
     printf("attention node, %s cache, head dim %d, %d heads over %d KV heads, cells of %d sequence(s)%s\n",

@@ -245,11 +245,10 @@ int main(int argc, char ** argv) {
         { embd, kv, kv, embd, ff, ff, embd },
     };
     const size_t probe_bytes = (size_t) 512 << 20;
-    void * probe_buf = NULL;
-    if (posix_memalign(&probe_buf, 64, probe_bytes) != 0) {
+    void * probe_buf = probe_buffer(probe_bytes);
+    if (probe_buf == NULL) {
         return 1;
     }
-    memset(probe_buf, 1, probe_bytes);
     ggml_backend_t backend = ggml_backend_cpu_init();
     printf("# bench-cols: TinyLlama-shaped layer (embd %lld, ff %lld, kv %lld), weights in %s, cold (>= %zu MiB), "
            "median of %d reps, column counts interleaved\n", (long long) embd, (long long) ff, (long long) kv,

@@ -274,15 +274,11 @@ int main(int argc, char ** argv) {
         return 1;
     }
 
-    char * bwbuf = malloc(bw_bytes);
+    char * bwbuf = probe_buffer(bw_bytes);
     if (bwbuf == NULL) {
         fprintf(stderr, "bench-layer: cannot allocate %zu bytes\n", bw_bytes);
         return 1;
     }
-    for (size_t i = 0; i < bw_bytes; i += 4096) {
-        bwbuf[i] = (char) i; // touch every page
-    }
-    memset(bwbuf, 1, bw_bytes);
 
     printf("# bench-layer: embd %lld ff %lld heads %lld/%lld past %lld, %d runs of %d computes; bandwidth over %zu MiB\n",
            (long long) embd, (long long) ff, (long long) n_head, (long long) n_head_kv, (long long) past, runs, reps,

@@ -274,12 +274,11 @@ int main(int argc, char ** argv) {
     }
 
     const size_t probe_bytes = (size_t) 512 << 20;
-    void * probe_buf = NULL;
-    if (posix_memalign(&probe_buf, 64, probe_bytes) != 0) {
+    void * probe_buf = probe_buffer(probe_bytes);
+    if (probe_buf == NULL) {
         fprintf(stderr, "bench-matvec: cannot allocate the probe buffer\n");
         return 1;
     }
-    memset(probe_buf, 1, probe_bytes);
 
     ggml_backend_t backend = ggml_backend_cpu_init();
     printf("# bench-matvec: MUL_MAT weight [%lld, %lld] x F32 [%lld, %lld], cold weights (>= %zu MiB of copies), "
