@@ -2,7 +2,8 @@
 // instruction floor (weights in L1) and what streaming its weights from memory adds (cold).
 //
 //   make bench-rp-kernels        (mk/bench.mk: builds build/bin/bench-rp-kernels and runs it)
-//   build/bin/bench-rp-kernels [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256]
+//   build/bin/bench-rp-kernels [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256] [k=2048]
+//                              [pf=NEAR:FAR,NEAR:FAR,...]
 //
 // Unlike the other benchmarks this one calls the library's internal kernel table
 // (cpu/gemm.h, cpu/repack.h) for the level the CPU runs, so it links only against the same
@@ -10,11 +11,16 @@
 // kernel (both groups at once), where the level has one, are timed on the same weights:
 //   hot   two groups of K = 1024 (at most 17 KiB for every type) used over and over: the
 //         kernel's own speed, with nothing waiting on memory;
-//   cold  groups of K = 2048 filling mib MiB (huge pages), walked once per repetition in pairs,
+//   cold  groups of K = 2048 (k=) filling mib MiB (huge pages), walked once per repetition in pairs,
 //         as MUL_MAT walks a thread's rows: what the weight stream costs on top.
 // The two kernels alternate in every repetition (so that drift on a shared machine hits both);
 // figures are medians. Printed: cycles per 16 rows x 256 elements (the clock is measured at the
 // start with a chain of dependent adds, one cycle each), weight bytes per cycle and GB/s.
+// With pf=, the kernels' prefetch distances (bytes ahead into L1 and into L2, per weight stream;
+// the GGML_X_RP_PF / _FAR, GGML_X_RP16_PF / _FAR, GGML_X_RPK_PF / _FAR and GGML_X_RPK16_FAR
+// settings of repack-avx512.c and repack-q4k.h) take each listed
+// pair in turn within every repetition, so that the settings compare on the same drift; rows
+// are then printed per setting.
 // Weights are quantized random rows (valid scales); activations are prepared as MUL_MAT does.
 // Read against the instruction floor: e.g. on Zen 5 (two 512-bit multiply pipes that vpdpbusd,
 // vmulps, vfmadd, vcvtdq2ps and vpbroadcastd all use) the Q4_0 16-row kernel with 8 columns does
@@ -36,6 +42,7 @@
 
 #define MAX_COLS 8
 #define MAX_REPS 51
+#define MAX_PF 8
 
 // cycles per second: a chain of dependent adds runs one per cycle on every x86-64 and arm64 core
 static double clock_hz(void) {
@@ -112,9 +119,30 @@ static double run_pass(const struct ggml_x_gemm_kernels * kt, enum ggml_type t, 
     return now_s() - t0;
 }
 
+// the kernels' prefetch distances: the settings the VNNI kernel table reads when it
+// is set up, then the table set up again (it only writes the distances: the active table is
+// unchanged)
+static void set_prefetch(long near, long far) {
+    char v[32];
+    snprintf(v, sizeof(v), "%ld", near);
+    setenv("GGML_X_RP_PF", v, 1);
+    setenv("GGML_X_RP16_PF", v, 1);
+    setenv("GGML_X_RPK_PF", v, 1);
+    snprintf(v, sizeof(v), "%ld", far);
+    setenv("GGML_X_RP_FAR", v, 1);
+    setenv("GGML_X_RP16_FAR", v, 1);
+    setenv("GGML_X_RPK_FAR", v, 1);
+    setenv("GGML_X_RPK16_FAR", v, 1);
+    struct ggml_x_gemm_kernels k;
+    ggml_x_gemm_kernels_for_level(ggml_x_cpu_level(), &k);
+}
+
 int main(int argc, char ** argv) {
     const char * types = "q4_0,q8_0,q4_K,q6_K";
     int cols[MAX_COLS] = { 1, 2, 4, 8 }, ncols = 4, reps = 7, mib = 256;
+    long pf_near[MAX_PF], pf_far[MAX_PF];
+    int npf = 0; // 0: the library's settings
+    int kcold = 2048;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "types=", 6) == 0) {
             types = argv[i] + 6;
@@ -122,14 +150,31 @@ int main(int argc, char ** argv) {
             ncols = parse_list(argv[i] + 5, cols, MAX_COLS);
         } else if (strncmp(argv[i], "reps=", 5) == 0) {
             reps = atoi(argv[i] + 5);
+        } else if (strncmp(argv[i], "pf=", 3) == 0) {
+            for (const char * q = argv[i] + 3; *q != '\0' && npf < MAX_PF;) {
+                char * e = NULL;
+                pf_near[npf] = strtol(q, &e, 10);
+                if (e == NULL || *e != ':') {
+                    fprintf(stderr, "pf: NEAR:FAR pairs, e.g. pf=1024:12288,4096:0\n");
+                    return 2;
+                }
+                pf_far[npf++] = strtol(e + 1, &e, 10);
+                q = *e == ',' ? e + 1 : e;
+            }
+        } else if (strncmp(argv[i], "k=", 2) == 0) {
+            kcold = atoi(argv[i] + 2);
         } else if (strncmp(argv[i], "mib=", 4) == 0) {
             mib = atoi(argv[i] + 4);
         } else {
-            fprintf(stderr, "usage: %s [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256]\n", argv[0]);
+            fprintf(stderr, "usage: %s [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256] [pf=NEAR:FAR,...]\n", argv[0]);
             return 2;
         }
     }
     reps = reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
+    if (kcold < 256 || kcold % 256 != 0) {
+        fprintf(stderr, "k: a multiple of 256\n");
+        return 2;
+    }
     mib = mib < 16 ? 16 : mib;
     for (int i = 0; i < ncols; i++) {
         if (cols[i] < 1 || cols[i] > MAX_COLS) {
@@ -141,8 +186,8 @@ int main(int argc, char ** argv) {
     const struct ggml_x_gemm_kernels * kt = ggml_x_gemm_kernels_active();
     const double hz = clock_hz();
     printf("# bench-rp-kernels: level %s, clock %.2f GHz (dependent adds); medians of %d reps, the kernels alternating;\n"
-           "# hot: two groups of K = 1024 in L1; cold: %d MiB of groups of K = 2048 walked in pairs\n",
-           ggml_x_cpu_level_name(ggml_x_cpu_level()), hz * 1e-9, reps, mib);
+           "# hot: two groups of K = 1024 in L1; cold: %d MiB of groups of K = %d walked in pairs\n",
+           ggml_x_cpu_level_name(ggml_x_cpu_level()), hz * 1e-9, reps, mib, kcold);
     printf("%-6s %4s %6s %5s %12s %8s %8s\n", "type", "cols", "kernel", "data", "cyc/16x256", "B/cyc", "GB/s");
     const enum ggml_type all[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
     for (size_t ti = 0; ti < sizeof(all) / sizeof(all[0]); ti++) {
@@ -153,7 +198,7 @@ int main(int argc, char ** argv) {
         const bool has16 = ggml_x_rp16_kernel_of(kt, t) != NULL;
         for (int pass = 0; pass < 2; pass++) {
             const bool cold = pass == 1;
-            const int64_t k = cold ? 2048 : 1024;
+            const int64_t k = cold ? kcold : 1024;
             const int64_t nblk = k / ggml_blck_size(t);
             size_t gs;
             uint8_t * pair = make_pair(t, k, &gs);
@@ -174,20 +219,32 @@ int main(int argc, char ** argv) {
             for (int ci = 0; ci < ncols; ci++) {
                 const int nc = cols[ci];
                 uint8_t * set = make_set(t, k, nc);
-                double s[2][MAX_REPS];
+                const int npass = npf > 0 ? npf : 1;
+                double s[2 * MAX_PF][MAX_REPS];
                 run_pass(kt, t, 8, nblk, nc, w, gs, npair, cold ? 1 : 16, set); // warm-up
                 for (int r = 0; r < reps; r++) {
-                    for (int wi = 0; wi < (has16 ? 2 : 1); wi++) {
-                        s[wi][r] = run_pass(kt, t, wi == 0 ? 8 : 16, nblk, nc, w, gs, npair, times, set);
+                    for (int pi = 0; pi < npass; pi++) {
+                        if (npf > 0) {
+                            set_prefetch(pf_near[pi], pf_far[pi]);
+                        }
+                        for (int wi = 0; wi < (has16 ? 2 : 1); wi++) {
+                            s[2*pi + wi][r] = run_pass(kt, t, wi == 0 ? 8 : 16, nblk, nc, w, gs, npair, times, set);
+                        }
                     }
                 }
-                for (int wi = 0; wi < (has16 ? 2 : 1); wi++) {
-                    const double sec = median(s[wi], reps) / times;
-                    const double units = (double) npair * (double) k / 256.0; // 16 rows x 256 elements
-                    const double cyc = sec * hz / units;
-                    printf("%-6s %4d %6s %5s %12.1f %8.2f %8.1f\n", ggml_type_name(t), nc, wi == 0 ? "8-row" : "16-row",
-                           cold ? "cold" : "hot", cyc, (double) bytes / (sec * hz), (double) bytes / sec * 1e-9);
-                    fflush(stdout);
+                for (int pi = 0; pi < npass; pi++) {
+                    for (int wi = 0; wi < (has16 ? 2 : 1); wi++) {
+                        const double sec = median(s[2*pi + wi], reps) / times;
+                        const double units = (double) npair * (double) k / 256.0; // 16 rows x 256 elements
+                        const double cyc = sec * hz / units;
+                        char pfs[40] = "";
+                        if (npf > 0) {
+                            snprintf(pfs, sizeof(pfs), " %ld:%ld", pf_near[pi], pf_far[pi]);
+                        }
+                        printf("%-6s %4d %6s %5s %12.1f %8.2f %8.1f%s\n", ggml_type_name(t), nc, wi == 0 ? "8-row" : "16-row",
+                               cold ? "cold" : "hot", cyc, (double) bytes / (sec * hz), (double) bytes / sec * 1e-9, pfs);
+                        fflush(stdout);
+                    }
                 }
                 free(set);
             }
