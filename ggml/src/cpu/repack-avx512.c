@@ -189,14 +189,21 @@ GXV_INLINE __m512i rp_load2(const uint8_t * p, size_t gs) {
                               _mm256_loadu_si256((const __m256i *) (p + gs)), 1);
 }
 
-// Prefetch distances of the 16-row kernels, in bytes ahead in each of the two weight streams:
-// into L1 (near) and L2 (far). Tunable through GGML_X_RP16_PF / GGML_X_RP16_FAR. Measured
-// (one thread, weights streamed from DRAM, K = 4096, 8 columns; hot in L1 the kernel runs about
-// 20 GB/s): far 12288 -> 15.7 GB/s, 24576 -> 18.7, 49152 -> 18.6 (with the pair-aware positions
-// of rp16_pf; 2 columns 33 -> 35 GB/s); at lower bandwidth a longer distance only fetches
-// earlier into the 1 MiB L2.
-static size_t rp16_pf_near = RP_PREFETCH;
-static size_t rp16_pf_far  = 2 * GGML_X_FAR_DISTANCE;
+// Prefetch distances of the Q4_0 / Q8_0 16-row kernels, in bytes ahead in each of the two weight
+// streams: into L1 (near) and L2 (far, 0: none). Tunable through GGML_X_RP16_PF / GGML_X_RP16_FAR.
+// Measured with build/bin/bench-rp-kernels pf=... (one thread, weights streamed from DRAM, the
+// settings alternating within each repetition), cycles per 16 rows x 256 elements:
+//   K = 2048   1024:24576 (the former default)  ->  3072:0
+//     Q4_0  1 column 309 -> 287, 2 columns 276 -> 256, 8 columns 590 -> 500
+//     Q8_0  1 column 534 -> 479, 2 columns 633 -> 489, 8 columns 800 -> 665
+//   K = 11008  Q4_0 1 column 240 -> 212, 8 columns 436 -> 393; Q8_0 420 -> 372, 645 -> 534
+// Every setting with a far prefetch into L2 was slower than every one without (near 2048 to
+// 6144): a prefetch into L2 of a stream that the hardware prefetchers already follow only takes
+// miss slots here. (The far prefetch came from runs one after the other, not alternating, which
+// had found far 24576 better than 12288 with 8 columns: 15.7 -> 18.7 GB/s; no far prefetch was
+// not among them.) The Q4_K 16-row kernel keeps its far prefetch (rpk16_pf_far).
+static size_t rp16_pf_near = 3072;
+static size_t rp16_pf_far  = 0;
 // activation bytes of a column set above which MUL_MAT walks the weights in slices of blocks
 // (so that a slice of the activations stays in L1 while several row pairs use it); GGML_X_RP_SLICE
 static size_t rp_slice = RP_SLICE_BYTES;
@@ -402,6 +409,23 @@ GXV static void rp_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
 #define RPK6_VNNI 1
 #include "cpu/repack-q6k.h"
 
+// The prefetch distances of the 8-row k-quant kernels at this level (rpk_distances of
+// repack-q4k.h): 4608 bytes ahead into L1 and nothing into L2 while the column set holds at
+// most GGML_X_FAR_MIN_ACT bytes of activations (cpu/prefetch.h: the limit above which the other
+// mat-vec kernels start their far prefetch), the header's defaults above it (two super-blocks
+// into L1, GGML_X_FAR_DISTANCE into L2). Measured with build/bin/bench-rp-kernels pf=... (one
+// thread, weights from DRAM, the settings alternating within each repetition), cycles per 16
+// rows x 256 elements, former -> these:
+//   K = 2048   Q4_K 1 / 2 columns 279 / 282 -> 277 / 286, Q6_K 430 / 457 -> 377 / 389
+//   K = 11008  Q4_K 1 column 318 -> 267, Q6_K 458 -> 417
+// and 8 columns of K = 2048 (16 KiB) about even in that benchmark, but whole decode steps of a
+// Q6_K TinyLlama-shaped model with 8 sequences were 5-15 % slower with these distances, so a
+// column set above the limit keeps the far prefetch. The same model, 1 sequence, 3 rounds
+// alternating with the former build: 1 thread 25.3 / 26.8 / 26.1 -> 31.2 / 25.1 / 31.9 tokens/s,
+// 2 threads 46.5 / 44.2 / 49.1 -> 54.2 / 55.5 / 52.4; 8 sequences within noise.
+#define RPK_PF_NEAR    4608
+#define RPK_PF_MAX_ACT GGML_X_FAR_MIN_ACT
+
 GXV static void rp_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out) {
     RPK_ALL_COLS(rpk6_cols)
 }
@@ -417,7 +441,7 @@ GXV static void rp_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
 //    2^15, so each fits an int16), put side by side in the halves of each 32-bit lane and
 //    multiplied by the row's scale (in both halves) with one vpdpwssd, instead of an add and a
 //    vpmulld per sub-block and column;
-//  - each line of both streams is also prefetched into L2 rp16_pf_far ahead (without it the
+//  - each line of both streams is also prefetched into L2 rpk16_pf_far ahead (without it the
 //    kernel, which now asks for a pair's 16 chunks at once, waited on memory: 20 % slower than
 //    before in the cold layer benchmark although 20 % faster on weights in L2).
 // Measured (tools/bench/bench-cols.c, TinyLlama-shaped Q4_K layer, cold, interleaved with the
@@ -456,13 +480,20 @@ GXV_INLINE __m512i rpk16_scaled_add(__m512i isum, __m512i a, __m512i b, __m512i 
     return _mm512_dpwssd_epi32(isum, _mm512_mask_mov_epi16(a, 0xAAAAAAAA, _mm512_slli_epi32(b, 16)), sc2);
 }
 
+// the far prefetch distance of rpk16_cols (0: none; GGML_X_RPK16_FAR); near it prefetches two
+// super-blocks ahead in each stream. Measured as RPK_PF_* below, 1 / 2 / 8 columns: far 24576
+// (the former default) 327 / 338 / 577, 12288: 305 / 314 / 555, none: 340 / 362 / 677; a
+// longer near distance only made it slower.
+static size_t rpk16_pf_far = GGML_X_FAR_DISTANCE;
+
 GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
                            float * out) {
     const int64_t k = nblk * QK_K;
     const size_t sb = GGML_X_RP_ROWS * sizeof(block_q4_K);
     const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
     const int16_t * bsum = (const int16_t *) (set + ggml_x_rp_set_corr_off(k));
-    const size_t far = __atomic_load_n(&rp16_pf_far, __ATOMIC_RELAXED);
+    const size_t near = 2 * sb;
+    const size_t far = __atomic_load_n(&rpk16_pf_far, __ATOMIC_RELAXED);
     const __m512i m4 = _mm512_set1_epi8(15);
     _Alignas(32) uint8_t scm[2][128]; // per group: scales of sub-block j row r at 8j + r; mins at 64 + ...
     __m512 acc[GGML_X_RP_COLS];
@@ -479,8 +510,8 @@ GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size
         const uint8_t * qb = kb + 128;
 #pragma GCC unroll 18
         for (size_t l = 0; l < sb; l += 64) {
-            _mm_prefetch((const char *) kb + 2 * sb + l, _MM_HINT_T0);
-            _mm_prefetch((const char *) kb + gs + 2 * sb + l, _MM_HINT_T0);
+            _mm_prefetch((const char *) kb + near + l, _MM_HINT_T0);
+            _mm_prefetch((const char *) kb + gs + near + l, _MM_HINT_T0);
         }
         if (far != 0) {
             const uint8_t * pfar = pf_far.base + pf_far.in;
@@ -593,6 +624,25 @@ void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     e = getenv("GGML_X_RP16_FAR");
     if (e != NULL) {
         __atomic_store_n(&rp16_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&rpk_pf_near, (size_t) RPK_PF_NEAR, __ATOMIC_RELAXED);
+    __atomic_store_n(&rpk_pf_far, (size_t) 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&rpk_pf_max_act, (size_t) RPK_PF_MAX_ACT, __ATOMIC_RELAXED);
+    e = getenv("GGML_X_RPK_MAX_ACT");
+    if (e != NULL) {
+        __atomic_store_n(&rpk_pf_max_act, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    e = getenv("GGML_X_RPK_PF");
+    if (e != NULL) {
+        __atomic_store_n(&rpk_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    e = getenv("GGML_X_RPK_FAR");
+    if (e != NULL) {
+        __atomic_store_n(&rpk_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+    e = getenv("GGML_X_RPK16_FAR");
+    if (e != NULL) {
+        __atomic_store_n(&rpk16_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
     }
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;

@@ -21,6 +21,32 @@
 #define RPK_PF   (2 * RPK_SB)                            // prefetch distance into L1
 #define RPK_FAR  GGML_X_FAR_DISTANCE                     // and into L2 (cpu/prefetch.h)
 
+// The k-quant kernels' prefetch distances in bytes ahead of the current super-block, into L1
+// (near; 0: two super-blocks, RPK_PF) and into L2 (far; 0: none), for the kernels of this file
+// and repack-q6k.h, used while a walk's column set holds at most rpk_pf_max_act bytes of
+// activations (0: always); above that, the activations no longer fit beside the near window in
+// L1 and the walk takes RPK_PF and RPK_FAR. The defaults here are RPK_PF, RPK_FAR, always; a
+// level may change them when its kernel table is set up (repack-avx512.c, also from
+// GGML_X_RPK_PF / _FAR / _MAX_ACT for measurements: build/bin/bench-rp-kernels pf=...); relaxed
+// atomics, as tables may be set up while kernels run.
+static size_t rpk_pf_near    = 0;
+static size_t rpk_pf_far     = RPK_FAR;
+static size_t rpk_pf_max_act = 0;
+
+// the near and far distances of a walk over super-blocks of sb bytes with act bytes of
+// activations in its column set
+RPK_INLINE void rpk_distances(size_t sb, size_t act, size_t * near, size_t * far) {
+    const size_t lim = __atomic_load_n(&rpk_pf_max_act, __ATOMIC_RELAXED);
+    if (lim != 0 && act > lim) {
+        *near = 2 * sb;
+        *far = RPK_FAR;
+        return;
+    }
+    const size_t n = __atomic_load_n(&rpk_pf_near, __ATOMIC_RELAXED);
+    *near = n != 0 ? n : 2 * sb;
+    *far = __atomic_load_n(&rpk_pf_far, __ATOMIC_RELAXED);
+}
+
 // the 4 bytes at p in every 32-bit lane (repack-q6k.h uses it too)
 RPK_INLINE __m256i rpk_b4(const void * p) {
     int32_t v;
@@ -38,6 +64,8 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
     const __m256i m63 = _mm256_set1_epi8(63);
     const __m256i m30 = _mm256_set1_epi8(0x30);
     _Alignas(32) uint8_t scm[128]; // [0, 64): scale of sub-block j, row r at 8j + r; [64, 128): mins
+    size_t near, far;
+    rpk_distances(RPK_SB, (size_t) nc * (size_t) k, &near, &far);
     __m256 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
@@ -48,8 +76,13 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
         const uint8_t * qb = kb + RPK_HDR;
 #pragma GCC unroll 18
         for (int l = 0; l < (int) RPK_SB; l += 64) {
-            _mm_prefetch((const char *) kb + RPK_PF + l, _MM_HINT_T0);
-            _mm_prefetch((const char *) kb + RPK_FAR + l, _MM_HINT_T1);
+            _mm_prefetch((const char *) kb + near + l, _MM_HINT_T0);
+        }
+        if (far != 0) {
+#pragma GCC unroll 18
+            for (int l = 0; l < (int) RPK_SB; l += 64) {
+                _mm_prefetch((const char *) kb + far + l, _MM_HINT_T1);
+            }
         }
         {
             const __m256i A = _mm256_loadu_si256((const __m256i *) (kb + 32)); // bytes 0..3

@@ -25,8 +25,7 @@
 
 #define RPK6_SB   (GGML_X_RP_ROWS * sizeof(block_q6_K))  // bytes of an 8-row super-block: 1680
 #define RPK6_HDR  144                                    // its header (repack.c)
-#define RPK6_PF   (2 * RPK6_SB)                          // prefetch distance into L1
-#define RPK6_FAR  GGML_X_FAR_DISTANCE                    // and into L2 (cpu/prefetch.h)
+// prefetch distances: rpk_distances of repack-q4k.h
 
 // the 6-bit q of 4 elements per row: bits 0..3 from lo (its high nibble ignored), bits 4..5
 // from hi (already masked to 0x30)
@@ -73,6 +72,8 @@ RPK6_INLINE void rpk6_cols(int64_t nblk, const int nc, const int nct, const int 
     const __m256i m4  = _mm256_set1_epi8(15);
     const __m256i m30 = _mm256_set1_epi8(0x30);
     const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    size_t near, far;
+    rpk_distances(RPK6_SB, (size_t) nc * (size_t) k, &near, &far);
     __m256 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
@@ -82,8 +83,13 @@ RPK6_INLINE void rpk6_cols(int64_t nblk, const int nc, const int nct, const int 
         const uint8_t * kb = grp + (size_t) b * RPK6_SB;
 #pragma GCC unroll 27
         for (int l = 0; l < (int) RPK6_SB; l += 64) {
-            _mm_prefetch((const char *) kb + RPK6_PF + l, _MM_HINT_T0);
-            _mm_prefetch((const char *) kb + RPK6_FAR + l, _MM_HINT_T1);
+            _mm_prefetch((const char *) kb + near + l, _MM_HINT_T0);
+        }
+        if (far != 0) {
+#pragma GCC unroll 27
+            for (int l = 0; l < (int) RPK6_SB; l += 64) {
+                _mm_prefetch((const char *) kb + far + l, _MM_HINT_T1);
+            }
         }
         const int8_t * xq = (const int8_t *) set + (size_t) b * nct * QK_K + (size_t) j0 * QK_K;
         __m256i isum[GGML_X_RP_COLS];
