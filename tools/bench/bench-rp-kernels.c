@@ -18,7 +18,8 @@
 // start with a chain of dependent adds, one cycle each), weight bytes per cycle and GB/s.
 // With pf=, the kernels' prefetch distances (bytes ahead into L1 and into L2, per weight stream;
 // the GGML_X_RP_PF / _FAR, GGML_X_RP16_PF / _FAR, GGML_X_RPK_PF / _FAR and GGML_X_RPK16_FAR
-// settings of repack-avx512.c and repack-q4k.h) take each listed
+// settings of repack-avx512.c and repack-q4k.h, the k-quant ones then at every activation size,
+// GGML_X_RPK_MAX_ACT=0) take each listed
 // pair in turn within every repetition, so that the settings compare on the same drift; rows
 // are then printed per setting.
 // Weights are quantized random rows (valid scales); activations are prepared as MUL_MAT does.
@@ -133,6 +134,7 @@ static void set_prefetch(long near, long far) {
     setenv("GGML_X_RP16_FAR", v, 1);
     setenv("GGML_X_RPK_FAR", v, 1);
     setenv("GGML_X_RPK16_FAR", v, 1);
+    setenv("GGML_X_RPK_MAX_ACT", "0", 1); // the k-quant settings at every activation size
     struct ggml_x_gemm_kernels k;
     ggml_x_gemm_kernels_for_level(ggml_x_cpu_level(), &k);
 }

@@ -18,6 +18,7 @@
 #include "ggml-quants.h"
 
 #include <immintrin.h>
+#include <stdlib.h>
 
 #define GXR __attribute__((target("avx2,fma,f16c")))
 #define GXR_INLINE GXR __attribute__((always_inline)) static inline
@@ -25,6 +26,14 @@
 // bytes ahead of the current block that the kernels prefetch (the next blocks of the group, or
 // past its end the next group, which the next call reads)
 #define RP_PREFETCH 1024
+
+// The Q4_0 / Q8_0 kernels' prefetch distances: into L1 (near) and into L2 (far; 0: none), per
+// block. Tunable for measurements through GGML_X_RP_PF / GGML_X_RP_FAR, as the k-quant kernels'
+// through GGML_X_RPK_PF / _FAR / _MAX_ACT (repack-q4k.h), read when the level's kernel table
+// is set up (build/bin/bench-rp-kernels pf=... with GGML_X_CPU_LEVEL=avx2); relaxed atomics,
+// as tables may be set up while kernels run.
+static size_t rp_pf_near = RP_PREFETCH;
+static size_t rp_pf_far  = GGML_X_FAR_DISTANCE;
 
 GXR_INLINE __m256i bcast4(const int8_t * p) {
     int32_t v;
@@ -46,6 +55,8 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int nct, const int j0,
     }
     const __m256i m4 = _mm256_set1_epi8(15);
     const __m256i ones = _mm256_set1_epi16(1);
+    const size_t near = __atomic_load_n(&rp_pf_near, __ATOMIC_RELAXED);
+    const size_t far = __atomic_load_n(&rp_pf_far, __ATOMIC_RELAXED);
     for (int64_t b = 0; b < nblk; b++) {
         // runs of 4 blocks: quant bytes, then the scales (repack.c)
         const int64_t b0 = b & ~(int64_t) 3;
@@ -54,16 +65,18 @@ GXR_INLINE void rp_cols(int64_t nblk, const int nc, const int nct, const int j0,
         const uint8_t * blk = run + (size_t) (b - b0) * qb8;
         const uint8_t * scl = run + (size_t) nin * qb8 + (size_t) (b - b0) * 16;
         const int8_t * xq = (const int8_t *) set + (size_t) b * nct * QK8_0;
-        _mm_prefetch((const char *) blk + RP_PREFETCH, _MM_HINT_T0);
-        _mm_prefetch((const char *) blk + RP_PREFETCH + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) blk + RP_PREFETCH + 128, _MM_HINT_T0);
-        if (!q4) {
-            _mm_prefetch((const char *) blk + RP_PREFETCH + 192, _MM_HINT_T0);
-            _mm_prefetch((const char *) blk + RP_PREFETCH + 256, _MM_HINT_T0);
+        if (near != 0) {
+            _mm_prefetch((const char *) blk + near, _MM_HINT_T0);
+            _mm_prefetch((const char *) blk + near + 64, _MM_HINT_T0);
+            _mm_prefetch((const char *) blk + near + 128, _MM_HINT_T0);
+            if (!q4) {
+                _mm_prefetch((const char *) blk + near + 192, _MM_HINT_T0);
+                _mm_prefetch((const char *) blk + near + 256, _MM_HINT_T0);
+            }
         }
         // and into L2 from further ahead (cpu/prefetch.h): with 8 rows per pass the activation is
         // small, but one core's demand misses alone do not keep enough reads in flight
-        ggml_x_prefetch_far(blk, GGML_X_FAR_DISTANCE, bs8);
+        ggml_x_prefetch_far(blk, far, bs8);
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scl));
         __m256i s[4];
 #pragma GCC unroll 4
@@ -160,7 +173,20 @@ GXR static void rp_q6_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const
     RPK_FOUR_COLS_PER_PASS(rpk6_cols)
 }
 
+// a size setting from the environment, if set
+static void rp_setting(size_t * v, const char * name) {
+    const char * e = getenv(name);
+    if (e != NULL) {
+        __atomic_store_n(v, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+}
+
 void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k) {
+    rp_setting(&rp_pf_near, "GGML_X_RP_PF");
+    rp_setting(&rp_pf_far, "GGML_X_RP_FAR");
+    rp_setting(&rpk_pf_near, "GGML_X_RPK_PF");
+    rp_setting(&rpk_pf_far, "GGML_X_RPK_FAR");
+    rp_setting(&rpk_pf_max_act, "GGML_X_RPK_MAX_ACT");
     k->rp_q4_0 = rp_q4_0_avx2;
     k->rp_q8_0 = rp_q8_0_avx2;
     k->rp_q4_K = rp_q4_K_avx2;
