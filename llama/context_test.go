@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/testbackend"
 )
 
@@ -232,5 +233,36 @@ func TestDecodeGraphReuse(t *testing.T) {
 		}
 		assert.Len(t, ctxs[0].decode, 3, "one graph per n_kv bucket (32, 64, 96)")
 		assert.Empty(t, ctxs[1].decode)
+	}
+}
+
+// StepWeightBytes: every tensor but the tables GET_ROWS reads a row of; token_embd counts when
+// the output matrix is tied to it (qwen2 random models leave output.weight out), position_embd
+// (gpt2) never.
+func TestStepWeightBytes(t *testing.T) {
+	leakCheck(t)
+	for _, arch := range []string{"llama", "qwen2", "gpt2"} {
+		t.Run(arch, func(t *testing.T) {
+			path := tinyModel(t, RandomConfig{Arch: arch, Type: gguf.TypeQ8_0, Seed: 1, NHeadKV: 2})
+			f, err := gguf.Open(path)
+			require.NoError(t, err)
+			sizes := map[string]int64{}
+			var all int64
+			for _, ti := range f.Tensors() {
+				sizes[ti.Name] = ti.Size
+				all += ti.Size
+			}
+			require.NoError(t, f.Close())
+			m, err := Load(path, Options{Threads: 1})
+			require.NoError(t, err)
+			defer m.Close()
+			want := all - sizes["position_embd.weight"] - sizes["token_types.weight"]
+			if _, untied := sizes["output.weight"]; untied {
+				want -= sizes["token_embd.weight"]
+			}
+			assert.Equal(t, all, m.WeightBytes())
+			assert.Equal(t, want, m.StepWeightBytes())
+			assert.LessOrEqual(t, m.StepWeightBytes(), all)
+		})
 	}
 }

@@ -282,6 +282,33 @@ func (m *Model) WeightBytes() int64 {
 	return n
 }
 
+// StepWeightBytes returns the bytes of weights that one decode step reads, for any number of
+// sequences: every tensor but the embedding tables that GET_ROWS reads a row of (token_embd,
+// unless the output matrix is tied to it, position_embd, token_types). Divided by a step's time
+// it is the read bandwidth that decoding reaches (ggml-llama bench --bw). For a model with
+// experts it counts every expert: an upper bound.
+func (m *Model) StepWeightBytes() int64 {
+	tied := true // no output.weight: the output matrix is token_embd
+	for _, ti := range m.file.Tensors() {
+		if ti.Name == "output.weight" {
+			tied = false
+		}
+	}
+	var n int64
+	for _, ti := range m.file.Tensors() {
+		switch ti.Name {
+		case "token_embd.weight":
+			if !tied {
+				continue
+			}
+		case "position_embd.weight", "token_types.weight":
+			continue
+		}
+		n += ti.Size
+	}
+	return n
+}
+
 // Close releases the weights and the CPU backend; idempotent, returns nil. Close the model's
 // Contexts first.
 func (m *Model) Close() error {

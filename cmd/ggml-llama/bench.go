@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ggml-go/ggml/internal/membw"
 	"github.com/ggml-go/ggml/llama"
 )
 
@@ -25,6 +26,19 @@ func parseInts(flagName, s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// median returns the middle value of v (the mean of the two middle ones for an even count).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // meanStd returns the mean and the sample standard deviation of v.
@@ -55,6 +69,7 @@ func cmdBench(args []string) error {
 	batch := fs.Int("b", 512, "batch size")
 	kvF32 := fs.Bool("kv-f32", false, "F32 KV cache")
 	nps := fs.String("np", "", "parallel sequences for the generation tests, comma-separated (e.g. 1,2,4,8,16): each step decodes one token of every sequence in one graph; tokens/s counts all sequences")
+	bw := fs.Bool("bw", false, "measure the read bandwidth before every repetition of a generation test (the faster of two passes over a 256 MiB probe with the test's threads) and print the rate at which the steps read the weights and its share of that bandwidth (medians)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -94,8 +109,21 @@ func cmdBench(args []string) error {
 	m := l.model
 	fmt.Fprintf(stdout, "model: %s, %s, %.2f MiB of weights, %d layers, n_embd %d, vocab %d (loaded in %v)\n",
 		mf.path, m.Description(), float64(m.WeightBytes())/(1<<20), m.HP.NLayer, m.HP.NEmbd, m.HP.NVocab, l.elapsed.Round(time.Millisecond))
+	var probe *membw.Probe
+	if *bw {
+		if probe, err = membw.New(256 << 20); err != nil {
+			return err
+		}
+		defer probe.Close()
+		fmt.Fprintf(stdout, "bandwidth: %.2f MB of weights read per decode step; weights GB/s = that / step time, %%read = its share of the read probe run before each repetition\n",
+			float64(m.StepWeightBytes())*1e-6)
+	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "threads\ttest\ttokens/s\t±\t")
+	if probe != nil {
+		fmt.Fprintln(w, "threads\ttest\ttokens/s\t±\tread GB/s\tweights GB/s\t%read\t")
+	} else {
+		fmt.Fprintln(w, "threads\ttest\ttokens/s\t±\t")
+	}
 	maxTok := 0
 	for _, p := range pps {
 		maxTok = max(maxTok, p)
@@ -121,26 +149,50 @@ func cmdBench(args []string) error {
 		encoder := llama.IsEncoder(m.HP.Arch)
 		nVocab := m.HP.NVocab
 		tok := func(i int) int32 { return int32(3 + (i*7919)%(nVocab-3)) }
-		// bench times f (n tokens) after setup (not timed), once to warm up and then -r times
-		bench := func(name string, n int, setup, f func() error) error {
+		stepBytes := float64(m.StepWeightBytes())
+		// bench times f (n tokens in steps decode steps; 0: a prompt test) after setup (not
+		// timed), once to warm up and then -r times; with --bw each timed repetition of a
+		// generation test follows a pass of the bandwidth probe
+		bench := func(name string, n, steps int, setup, f func() error) error {
 			if n == 0 {
 				return nil
 			}
-			var rates []float64
+			var rates, probes, weights, shares []float64
 			for r := -1; r < max(1, *reps); r++ { // r = -1: the warm-up
 				if err := setup(); err != nil {
 					return err
+				}
+				var gbs float64
+				if probe != nil && steps > 0 && r >= 0 {
+					// the faster of two passes: the first can share the cores with the
+					// CPU backend's workers still waiting for work after the last step
+					gbs = max(probe.ReadGBs(th), probe.ReadGBs(th))
 				}
 				start := time.Now()
 				if err := f(); err != nil {
 					return err
 				}
 				if r >= 0 {
-					rates = append(rates, float64(n)/time.Since(start).Seconds())
+					sec := time.Since(start).Seconds()
+					rates = append(rates, float64(n)/sec)
+					if gbs > 0 {
+						wgbs := stepBytes * float64(steps) / sec * 1e-9
+						probes = append(probes, gbs)
+						weights = append(weights, wgbs)
+						shares = append(shares, wgbs/gbs)
+					}
 				}
 			}
 			mean, sd := meanStd(rates)
-			fmt.Fprintf(w, "%d\t%s\t%.1f\t%.1f\t\n", th, name, mean, sd)
+			switch {
+			case len(shares) > 0:
+				fmt.Fprintf(w, "%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f%%\t\n", th, name, mean, sd,
+					median(probes), median(weights), 100*median(shares))
+			case probe != nil:
+				fmt.Fprintf(w, "%d\t%s\t%.1f\t%.1f\t-\t-\t-\t\n", th, name, mean, sd)
+			default:
+				fmt.Fprintf(w, "%d\t%s\t%.1f\t%.1f\t\n", th, name, mean, sd)
+			}
 			return nil
 		}
 		for _, d := range depths {
@@ -159,7 +211,7 @@ func cmdBench(args []string) error {
 // repetition, untimed, and with -np every other sequence shares them (Context.SeqCopy), as
 // the sequences of a server share a system prompt. Names get llama-bench's " @ dN" suffix.
 func benchDepth(c *llama.Context, d int, pps, tgs, parallel []int, encoder bool, tok func(int) int32,
-	bench func(name string, n int, setup, f func() error) error) error {
+	bench func(name string, n, steps int, setup, f func() error) error) error {
 	suffix := ""
 	if d > 0 {
 		suffix = fmt.Sprintf(" @ d%d", d)
@@ -194,7 +246,7 @@ func benchDepth(c *llama.Context, d int, pps, tgs, parallel []int, encoder bool,
 		for i := range batch {
 			batch[i] = tok(d + i)
 		}
-		err := bench(fmt.Sprintf("pp%d%s", p, suffix), p, setup(1), func() error {
+		err := bench(fmt.Sprintf("pp%d%s", p, suffix), p, 0, setup(1), func() error {
 			if encoder {
 				_, err := c.Embed(batch, llama.EmbedOptions{Pooling: llama.PoolingMean})
 				return err
@@ -214,7 +266,7 @@ func benchDepth(c *llama.Context, d int, pps, tgs, parallel []int, encoder bool,
 			var b llama.Batch
 			// n steps of np tokens each (the first, at position d, is token 1 in every
 			// sequence), as llama-bench counts its tg tests: every decode is timed and counted
-			err := bench(fmt.Sprintf("tg%d np%d%s", n, np, suffix), n*np, setup(np), func() error {
+			err := bench(fmt.Sprintf("tg%d np%d%s", n, np, suffix), n*np, n, setup(np), func() error {
 				for i := 0; i < n; i++ {
 					b.Clear()
 					for s := 0; s < np; s++ {
@@ -237,7 +289,7 @@ func benchDepth(c *llama.Context, d int, pps, tgs, parallel []int, encoder bool,
 		if len(parallel) > 0 {
 			continue
 		}
-		err := bench(fmt.Sprintf("tg%d%s", n, suffix), n, setup(1), func() error {
+		err := bench(fmt.Sprintf("tg%d%s", n, suffix), n, n, setup(1), func() error {
 			if _, err := c.Eval([]int32{1}, false); err != nil {
 				return err
 			}

@@ -142,6 +142,14 @@ func TestGenerateBenchPerplexity(t *testing.T) {
 	code, out, errOut = capture(t, "bench", "-m", model, "-p", "0", "-n", "3", "-d", "5", "-t", "1", "-r", "1")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "tg3 @ d5")
+	// --bw: a probe pass before every generation repetition, three more columns (a dash for
+	// the prompt tests, whose speed is not the memory's)
+	code, out, errOut = capture(t, "bench", "-m", model, "-p", "4", "-n", "3", "-t", "1", "-r", "2", "--bw")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "MB of weights read per decode step")
+	assert.Contains(t, out, "%read")
+	assert.Regexp(t, `pp4 +[0-9.]+ +[0-9.]+ +- +- +-`, out)
+	assert.Regexp(t, `tg3 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%`, out)
 
 	txt := filepath.Join(t.TempDir(), "t.txt")
 	require.NoError(t, os.WriteFile(txt, []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 20)), 0o644))
