@@ -723,6 +723,17 @@ func (*Model) WeightBytes() (r0 int64) {
 	panic(noCgo("Model.WeightBytes"))
 }
 
+// StepWeightBytes returns the bytes of weights that one decode step reads, for any number of
+// sequences: every tensor but the embedding tables that GET_ROWS reads a row of (token_embd,
+// unless the output matrix is tied to it, position_embd, token_types). Divided by a step's time
+// it is the read bandwidth that decoding reaches (ggml-llama bench --bw). For a model with
+// experts it counts every expert: an upper bound.
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Model) StepWeightBytes() (r0 int64) {
+	panic(noCgo("Model.StepWeightBytes"))
+}
+
 // Close releases the weights and the CPU backend; idempotent, returns nil. Close the model's
 // Contexts first.
 //
