@@ -16,10 +16,10 @@ package membw
 #include <sys/mman.h>
 #endif
 
-typedef long long membw_v __attribute__((vector_size(32)));
+typedef unsigned long long membw_v __attribute__((vector_size(32)));
 
-// the sum of n 32-byte vectors (n a multiple of 4), four independent accumulators; compiled for
-// AVX2 where the CPU has it (two 128-bit halves otherwise)
+// the sum of n 32-byte vectors (n a multiple of 4; unsigned, so that it may wrap), four
+// independent accumulators; compiled for AVX2 where the CPU has it (two 128-bit halves otherwise)
 #define MEMBW_SUM_BODY                                  \
     const membw_v * v = (const membw_v *) p;            \
     membw_v a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }; \
@@ -32,18 +32,18 @@ typedef long long membw_v __attribute__((vector_size(32)));
     const membw_v s = a + b + c + d;                    \
     return s[0] + s[1] + s[2] + s[3];
 
-static long long membw_sum_generic(const void * p, size_t n) {
+static unsigned long long membw_sum_generic(const void * p, size_t n) {
     MEMBW_SUM_BODY
 }
 
 #if defined(__x86_64__)
 __attribute__((target("avx2")))
-static long long membw_sum_avx2(const void * p, size_t n) {
+static unsigned long long membw_sum_avx2(const void * p, size_t n) {
     MEMBW_SUM_BODY
 }
 #endif
 
-static long long membw_sum(const void * p, size_t n) {
+static unsigned long long membw_sum(const void * p, size_t n) {
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx2")) {
         return membw_sum_avx2(p, n);
@@ -80,7 +80,7 @@ import (
 type Probe struct {
 	p     unsafe.Pointer
 	bytes int
-	sink  int64
+	sink  uint64
 }
 
 // New allocates a probe of at least bytes bytes (rounded up to 2 MiB; use several times the
@@ -107,7 +107,7 @@ func (pr *Probe) ReadGBs(threads int) float64 {
 	threads = max(1, threads)
 	const unit = 32 * 4 // bytes per step of membw_sum
 	share := pr.bytes / threads / unit * unit
-	sums := make([]int64, threads)
+	sums := make([]uint64, threads)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for t := 0; t < threads; t++ {
@@ -115,7 +115,7 @@ func (pr *Probe) ReadGBs(threads int) float64 {
 		go func(t int) {
 			defer wg.Done()
 			base := unsafe.Add(pr.p, t*share)
-			sums[t] = int64(C.membw_sum(base, C.size_t(share/32)))
+			sums[t] = uint64(C.membw_sum(base, C.size_t(share/32)))
 		}(t)
 	}
 	wg.Wait()

@@ -18,7 +18,6 @@
 #include "ggml-quants.h"
 
 #include <immintrin.h>
-#include <stdlib.h>
 
 #define GXR __attribute__((target("avx2,fma,f16c")))
 #define GXR_INLINE GXR __attribute__((always_inline)) static inline
@@ -173,20 +172,12 @@ GXR static void rp_q6_K_avx2(int64_t nblk, int ncols, const uint8_t * grp, const
     RPK_FOUR_COLS_PER_PASS(rpk6_cols)
 }
 
-// a size setting from the environment, if set
-static void rp_setting(size_t * v, const char * name) {
-    const char * e = getenv(name);
-    if (e != NULL) {
-        __atomic_store_n(v, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-}
-
 void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k) {
-    rp_setting(&rp_pf_near, "GGML_X_RP_PF");
-    rp_setting(&rp_pf_far, "GGML_X_RP_FAR");
-    rp_setting(&rpk_pf_near, "GGML_X_RPK_PF");
-    rp_setting(&rpk_pf_far, "GGML_X_RPK_FAR");
-    rp_setting(&rpk_pf_max_act, "GGML_X_RPK_MAX_ACT");
+    ggml_x_rp_setting(&rp_pf_near, "GGML_X_RP_PF");
+    ggml_x_rp_setting(&rp_pf_far, "GGML_X_RP_FAR");
+    ggml_x_rp_setting(&rpk_pf_near, "GGML_X_RPK_PF");
+    ggml_x_rp_setting(&rpk_pf_far, "GGML_X_RPK_FAR");
+    ggml_x_rp_setting(&rpk_pf_max_act, "GGML_X_RPK_MAX_ACT");
     k->rp_q4_0 = rp_q4_0_avx2;
     k->rp_q8_0 = rp_q8_0_avx2;
     k->rp_q4_K = rp_q4_K_avx2;

@@ -605,45 +605,18 @@ GXV static void rp16_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, siz
 }
 
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
-    const char * e = getenv("GGML_X_RP_PF");
-    if (e != NULL) {
-        __atomic_store_n(&rp_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RP_FAR");
-    if (e != NULL) {
-        __atomic_store_n(&rp_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RP_SLICE");
-    if (e != NULL) {
-        __atomic_store_n(&rp_slice, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RP16_PF");
-    if (e != NULL) {
-        __atomic_store_n(&rp16_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RP16_FAR");
-    if (e != NULL) {
-        __atomic_store_n(&rp16_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
+    ggml_x_rp_setting(&rp_pf_near, "GGML_X_RP_PF");
+    ggml_x_rp_setting(&rp_pf_far, "GGML_X_RP_FAR");
+    ggml_x_rp_setting(&rp_slice, "GGML_X_RP_SLICE");
+    ggml_x_rp_setting(&rp16_pf_near, "GGML_X_RP16_PF");
+    ggml_x_rp_setting(&rp16_pf_far, "GGML_X_RP16_FAR");
     __atomic_store_n(&rpk_pf_near, (size_t) RPK_PF_NEAR, __ATOMIC_RELAXED);
     __atomic_store_n(&rpk_pf_far, (size_t) 0, __ATOMIC_RELAXED);
     __atomic_store_n(&rpk_pf_max_act, (size_t) RPK_PF_MAX_ACT, __ATOMIC_RELAXED);
-    e = getenv("GGML_X_RPK_MAX_ACT");
-    if (e != NULL) {
-        __atomic_store_n(&rpk_pf_max_act, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RPK_PF");
-    if (e != NULL) {
-        __atomic_store_n(&rpk_pf_near, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RPK_FAR");
-    if (e != NULL) {
-        __atomic_store_n(&rpk_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
-    e = getenv("GGML_X_RPK16_FAR");
-    if (e != NULL) {
-        __atomic_store_n(&rpk16_pf_far, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
-    }
+    ggml_x_rp_setting(&rpk_pf_near, "GGML_X_RPK_PF");
+    ggml_x_rp_setting(&rpk_pf_far, "GGML_X_RPK_FAR");
+    ggml_x_rp_setting(&rpk_pf_max_act, "GGML_X_RPK_MAX_ACT");
+    ggml_x_rp_setting(&rpk16_pf_far, "GGML_X_RPK16_FAR");
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;
     k->rp_q4_K = rp_q4_K_vnni;

@@ -602,6 +602,13 @@ void ggml_x_rp_kernel_q6_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, 
     rp_kernel_kq_scalar(GGML_TYPE_Q6_K, ggml_x_vec_dot_q6_K_q8_K_ref, nblk, ncols, grp, set, out);
 }
 
+void ggml_x_rp_setting(size_t * v, const char * name) {
+    const char * e = getenv(name);
+    if (e != NULL) {
+        __atomic_store_n(v, (size_t) strtoul(e, NULL, 10), __ATOMIC_RELAXED);
+    }
+}
+
 ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type) {
     switch (type) {
         case GGML_TYPE_Q4_0: return k->rp_q4_0;

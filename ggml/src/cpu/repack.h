@@ -70,6 +70,11 @@ void ggml_x_rp_prep(enum ggml_type wtype, const float * x, int64_t k, uint8_t * 
 void ggml_x_rp_prep_blocks(enum ggml_type wtype, const float * x, int64_t k, int64_t b0, int64_t b1, uint8_t * set,
                            int j, int nc);
 
+// *v = the value of the environment variable name (a byte count), if it is set: the kernels'
+// tunable distances and sizes, read when a level's kernel table is set up (relaxed atomic store,
+// as tables may be set up while kernels run)
+void ggml_x_rp_setting(size_t * v, const char * name);
+
 // Kernel: out[j*8 + r] = dot(row r of the group at grp, column j of set) for j < ncols (1..8,
 // the set's column count), nblk blocks per row.
 typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
