@@ -288,25 +288,23 @@ func (m *Model) WeightBytes() int64 {
 // it is the read bandwidth that decoding reaches (ggml-llama bench --bw). For a model with
 // experts it counts every expert: an upper bound.
 func (m *Model) StepWeightBytes() int64 {
+	var all, tokEmbd, rowTables int64
 	tied := true // no output.weight: the output matrix is token_embd
 	for _, ti := range m.file.Tensors() {
-		if ti.Name == "output.weight" {
-			tied = false
-		}
-	}
-	var n int64
-	for _, ti := range m.file.Tensors() {
+		all += ti.Size
 		switch ti.Name {
+		case "output.weight":
+			tied = false
 		case "token_embd.weight":
-			if !tied {
-				continue
-			}
+			tokEmbd = ti.Size
 		case "position_embd.weight", "token_types.weight":
-			continue
+			rowTables += ti.Size
 		}
-		n += ti.Size
 	}
-	return n
+	if tied {
+		tokEmbd = 0
+	}
+	return all - tokEmbd - rowTables
 }
 
 // Close releases the weights and the CPU backend; idempotent, returns nil. Close the model's

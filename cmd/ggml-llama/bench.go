@@ -109,6 +109,7 @@ func cmdBench(args []string) error {
 	m := l.model
 	fmt.Fprintf(stdout, "model: %s, %s, %.2f MiB of weights, %d layers, n_embd %d, vocab %d (loaded in %v)\n",
 		mf.path, m.Description(), float64(m.WeightBytes())/(1<<20), m.HP.NLayer, m.HP.NEmbd, m.HP.NVocab, l.elapsed.Round(time.Millisecond))
+	stepBytes := float64(m.StepWeightBytes())
 	var probe *membw.Probe
 	if *bw {
 		if probe, err = membw.New(256 << 20); err != nil {
@@ -116,7 +117,7 @@ func cmdBench(args []string) error {
 		}
 		defer probe.Close()
 		fmt.Fprintf(stdout, "bandwidth: %.2f MB of weights read per decode step; weights GB/s = that / step time, %%read = its share of the read probe run before each repetition\n",
-			float64(m.StepWeightBytes())*1e-6)
+			stepBytes*1e-6)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if probe != nil {
@@ -149,10 +150,9 @@ func cmdBench(args []string) error {
 		encoder := llama.IsEncoder(m.HP.Arch)
 		nVocab := m.HP.NVocab
 		tok := func(i int) int32 { return int32(3 + (i*7919)%(nVocab-3)) }
-		stepBytes := float64(m.StepWeightBytes())
 		// bench times f (n tokens in steps decode steps; 0: a prompt test) after setup (not
 		// timed), once to warm up and then -r times; with --bw each timed repetition of a
-		// generation test follows a pass of the bandwidth probe
+		// generation test follows two passes of the bandwidth probe
 		bench := func(name string, n, steps int, setup, f func() error) error {
 			if n == 0 {
 				return nil

@@ -18,14 +18,13 @@
 
 #define RPK_SB   (GGML_X_RP_ROWS * sizeof(block_q4_K))   // bytes of an 8-row super-block: 1152
 #define RPK_HDR  128                                     // its header (repack.c)
-#define RPK_PF   (2 * RPK_SB)                            // prefetch distance into L1
-#define RPK_FAR  GGML_X_FAR_DISTANCE                     // and into L2 (cpu/prefetch.h)
+#define RPK_FAR  GGML_X_FAR_DISTANCE                     // far prefetch distance into L2 (cpu/prefetch.h)
 
 // The k-quant kernels' prefetch distances in bytes ahead of the current super-block, into L1
-// (near; 0: two super-blocks, RPK_PF) and into L2 (far; 0: none), for the kernels of this file
+// (near; 0: two super-blocks) and into L2 (far; 0: none), for the kernels of this file
 // and repack-q6k.h, used while a walk's column set holds at most rpk_pf_max_act bytes of
 // activations (0: always); above that, the activations no longer fit beside the near window in
-// L1 and the walk takes RPK_PF and RPK_FAR. The defaults here are RPK_PF, RPK_FAR, always; a
+// L1 and the walk takes two super-blocks and RPK_FAR. The defaults here are those, always; a
 // level may change them when its kernel table is set up (repack-avx512.c, also from
 // GGML_X_RPK_PF / _FAR / _MAX_ACT for measurements: build/bin/bench-rp-kernels pf=...); relaxed
 // atomics, as tables may be set up while kernels run.
