@@ -105,6 +105,11 @@ func (g *GGUFTensors) CheckFile() error {
 // A mapped file must stay as it is while the tensors are in use: see GGUFLoadOptions for the
 // SIGBUS that truncating it causes, CheckFile and NoMmap.
 //
+// A tensor of a type that ggml added after this library's version and that GGUFLoadType
+// converts (bf16, iq4_nl, iq4_xs) is converted while it is read. Such tensors cannot point
+// into the mapping: a selection that has any is read into a CPU buffer, as with NoMmap, when
+// opt.BufferType is nil.
+//
 // It returns an error (never panics) for a tensor of a type this library does not support, a
 // name longer than MaxName-1 bytes, a file that changed since f was read, or a failed
 // allocation or read.
@@ -119,9 +124,10 @@ func LoadGGUFTensors(path string, f *gguf.File, opt GGUFLoadOptions) (*GGUFTenso
 		if opt.Select != nil && !opt.Select(ti) {
 			continue
 		}
-		if _, ok := TypeFromGGUF(ti.Type); !ok {
+		if _, ok := GGUFLoadType(ti.Type); !ok {
 			return nil, &Error{Op: op, Shapes: fmt.Sprintf("%q", path),
-				Msg: fmt.Sprintf("tensor %q has type %s, which this library does not support", ti.Name, ti.Type)}
+				Msg: fmt.Sprintf("tensor %q has type %s, which this library does not support (of the types ggml added later, it converts %s at load)",
+					ti.Name, ti.Type, ggufConvertedTypes())}
 		}
 		if len(ti.Name) >= MaxName {
 			return nil, &Error{Op: op, Shapes: fmt.Sprintf("%q", path),
@@ -149,12 +155,12 @@ func LoadGGUFTensors(path string, f *gguf.File, opt GGUFLoadOptions) (*GGUFTenso
 		}
 	}()
 	for _, ti := range infos {
-		typ, _ := TypeFromGGUF(ti.Type)
+		typ, _ := GGUFLoadType(ti.Type)
 		t := ctx.NewTensor(typ, ti.Shape...)
 		t.SetName(ti.Name)
-		if int64(t.Nbytes()) != ti.Size {
+		if int64(t.Nbytes()) != ggufLoadSize(ti) {
 			return nil, &Error{Op: op, Shapes: t.describe(),
-				Msg: fmt.Sprintf("tensor %q: %d bytes in the file, %d in memory", ti.Name, ti.Size, t.Nbytes())}
+				Msg: fmt.Sprintf("tensor %q: %d bytes in the file (%d once loaded), %d in memory", ti.Name, ti.Size, ggufLoadSize(ti), t.Nbytes())}
 		}
 		g.byName[ti.Name] = t
 	}
@@ -167,8 +173,8 @@ func LoadGGUFTensors(path string, f *gguf.File, opt GGUFLoadOptions) (*GGUFTenso
 		plans = append(plans, p)
 		total += p.size
 	}
-	if opt.BufferType == nil && opt.NoMmap {
-		opt.BufferType = CPUBufferType()
+	if opt.BufferType == nil && (opt.NoMmap || slices.ContainsFunc(infos, converted)) {
+		opt.BufferType = CPUBufferType() // (converted tensors cannot point into the mapping)
 	}
 	if opt.BufferType == nil {
 		err = g.mapFile(path, f, infos, total, opt.Progress)
@@ -213,9 +219,9 @@ func (g *GGUFTensors) planConcat(f *gguf.File, path string, c GGUFConcat) (conca
 		}
 		p.parts = append(p.parts, ti)
 		rows += ti.Shape[1]
-		p.size += ti.Size
+		p.size += ggufLoadSize(ti)
 	}
-	typ, ok := TypeFromGGUF(p.parts[0].Type)
+	typ, ok := GGUFLoadType(p.parts[0].Type)
 	if !ok {
 		return fail(fmt.Sprintf("type %s is not supported by this library", p.parts[0].Type))
 	}
@@ -264,6 +270,12 @@ func (g *GGUFTensors) mapFile(path string, f *gguf.File, infos []gguf.TensorInfo
 // uploadChunk is the size of the reads that fill a buffer from the file.
 const uploadChunk = 4 << 20
 
+// converted reports whether a file tensor's type is converted at load (ggufConversions).
+func converted(ti gguf.TensorInfo) bool {
+	_, ok := ggufConversions[ti.Type]
+	return ok
+}
+
 // upload allocates one buffer of opt.BufferType for the tensors and copies their data from f.
 func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, plans []concatPlan, total int64, opt GGUFLoadOptions) error {
 	buf, err := AllocContextTensorsFromBufferType(g.ctx, opt.BufferType)
@@ -273,19 +285,37 @@ func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, plans []conc
 	g.buf = buf
 	buf.SetUsage(BufferUsageWeights)
 	chunk := make([]byte, uploadChunk)
+	var conv []byte // converted bytes of a chunk
 	var done int64
-	// copyTo writes the bytes of file tensor ti at byte offset at of t
+	// copyTo writes the bytes of file tensor ti (converted, if its type needs it) at byte
+	// offset at of t
 	copyTo := func(t *Tensor, ti gguf.TensorInfo, at int64) error {
 		sr, err := f.TensorData(ti.Name)
 		if err != nil {
 			return err
 		}
+		c, convert := ggufConversions[ti.Type]
+		step := int64(len(chunk))
+		if convert {
+			step = step / c.srcBlock * c.srcBlock // whole blocks
+			if conv == nil {
+				conv = make([]byte, uploadChunk/c.srcBlock*c.dstBlock+c.dstBlock)
+			}
+		}
 		for off := int64(0); off < ti.Size; {
-			n := min(int64(len(chunk)), ti.Size-off)
+			n := min(step, ti.Size-off)
 			if _, err := sr.ReadAt(chunk[:n], off); err != nil && err != io.EOF {
 				return fmt.Errorf("ggml: LoadGGUFTensors: reading tensor %q: %w", ti.Name, err)
 			}
-			if _, err := t.WriteAt(chunk[:n], at+off); err != nil {
+			out, to := chunk[:n], at+off
+			if convert {
+				if m := n / c.srcBlock * c.dstBlock; int64(len(conv)) < m {
+					conv = make([]byte, m)
+				}
+				out, to = conv[:n/c.srcBlock*c.dstBlock], at+off/c.srcBlock*c.dstBlock
+				c.convert(out, chunk[:n])
+			}
+			if _, err := t.WriteAt(out, to); err != nil {
 				return err
 			}
 			off += n
@@ -307,7 +337,7 @@ func (g *GGUFTensors) upload(f *gguf.File, infos []gguf.TensorInfo, plans []conc
 			if err := copyTo(p.t, ti, at); err != nil {
 				return err
 			}
-			at += ti.Size
+			at += ggufLoadSize(ti)
 		}
 	}
 	return nil

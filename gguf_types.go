@@ -10,9 +10,9 @@ import (
 
 // GGUFType returns the gguf tensor type with the same id as t. The two enums share their
 // values (both are enum ggml_type), so the conversion never changes the number; ok is false
-// when t is not a tensor type the gguf package knows the layout of.
+// when t is not a type of this library.
 func GGUFType(t Type) (tt gguf.TensorType, ok bool) {
-	if t < 0 {
+	if t < 0 || t >= TypeCount {
 		return 0, false
 	}
 	tt = gguf.TensorType(t)

@@ -26,7 +26,8 @@ func TestGGUFTypeMapping(t *testing.T) {
 		}
 		assert.Equal(t, okG, okT, "id %d: both directions agree on validity", id)
 		if !okG {
-			assert.False(t, gguf.TensorType(id).Valid())
+			// not a type of this library: unknown to gguf too, or one that ggml added later
+			assert.True(t, !gguf.TensorType(id).Valid() || id >= int32(ggml.TypeCount), "id %d", id)
 			continue
 		}
 		known++

@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -364,6 +365,11 @@ func TestTypeTables(t *testing.T) {
 		{TypeQ6_K, "q6_K", 256, 210}, {TypeQ8_K, "q8_K", 256, 292},
 		{TypeIQ2_XXS, "iq2_xxs", 256, 66}, {TypeIQ2_XS, "iq2_xs", 256, 74},
 		{TypeI8, "i8", 1, 1}, {TypeI16, "i16", 1, 2}, {TypeI32, "i32", 1, 4},
+		// ggml's later types
+		{TypeIQ3_XXS, "iq3_xxs", 256, 98}, {TypeIQ1_S, "iq1_s", 256, 50}, {TypeIQ4_NL, "iq4_nl", 32, 18},
+		{TypeIQ3_S, "iq3_s", 256, 110}, {TypeIQ2_S, "iq2_s", 256, 82}, {TypeIQ4_XS, "iq4_xs", 256, 136},
+		{TypeI64, "i64", 1, 8}, {TypeF64, "f64", 1, 8}, {TypeIQ1_M, "iq1_m", 256, 56},
+		{TypeBF16, "bf16", 1, 2}, {TypeTQ1_0, "tq1_0", 256, 54}, {TypeTQ2_0, "tq2_0", 256, 66},
 	}
 	for _, c := range cases {
 		assert.True(t, c.typ.Valid())
@@ -372,7 +378,7 @@ func TestTypeTables(t *testing.T) {
 		assert.Equal(t, c.bytes, c.typ.TypeSize(), c.name)
 		assert.Equal(t, 3*c.bytes, c.typ.RowSize(3*c.block), c.name)
 	}
-	for _, bad := range []TensorType{4, 5, 21, 30, math.MaxUint32} {
+	for _, bad := range []TensorType{4, 5, 24, 25, 26, 31, 36, Redefined, Redefined | 17, Redefined | 21, math.MaxUint32} {
 		assert.False(t, bad.Valid())
 		assert.Equal(t, int64(-1), bad.RowSize(32))
 		assert.Equal(t, int64(0), bad.BlockSize())
@@ -425,4 +431,55 @@ func TestErrorPrefixOnce(t *testing.T) {
 	if errors.Unwrap(err) == nil {
 		t.Fatal("the cause is not wrapped")
 	}
+}
+
+// Ids 18 to 20 mean I8, I16 and I32 here, and IQ3_XXS, IQ1_S and IQ4_NL in files written since
+// February 2024: Read keeps the first meaning unless only the second fits the file's layout.
+func TestRedefinedTypeIDs(t *testing.T) {
+	write := func(t *testing.T, typ TensorType, shapes ...[]int64) *File {
+		t.Helper()
+		var b Builder
+		for i, sh := range shapes {
+			n := int64(1)
+			for _, d := range sh {
+				n *= d
+			}
+			require.NoError(t, b.AddTensor(fmt.Sprintf("t%d", i), typ, sh, make([]byte, typ.RowSize(n))))
+		}
+		var buf bytes.Buffer
+		_, err := b.WriteTo(&buf)
+		require.NoError(t, err)
+		f, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		require.NoError(t, err)
+		return f
+	}
+	for _, c := range []struct{ old, now TensorType }{{TypeI8, TypeIQ3_XXS}, {TypeI16, TypeIQ1_S}, {TypeI32, TypeIQ4_NL}} {
+		// the integer types keep their meaning
+		f := write(t, c.old, []int64{256, 2}, []int64{512})
+		for _, ti := range f.Tensors() {
+			assert.Equal(t, c.old, ti.Type, ti.Name)
+		}
+		// the newer types are written with their file id and read back as themselves
+		assert.Equal(t, c.old.FileID(), c.now.FileID())
+		f = write(t, c.now, []int64{256, 2}, []int64{512}, []int64{256, 3})
+		for _, ti := range f.Tensors() {
+			assert.Equal(t, c.now, ti.Type, ti.Name)
+			n := int64(1)
+			for _, d := range ti.Shape {
+				n *= d
+			}
+			assert.Equal(t, c.now.RowSize(n), ti.Size, ti.Name)
+		}
+		// one tensor alone, too: the older meaning runs past the end of the file
+		f = write(t, c.now, []int64{256})
+		assert.Equal(t, c.now, f.Tensors()[0].Type)
+	}
+	// a file that fits neither meaning still fails
+	var b Builder
+	require.NoError(t, b.AddTensor("a", TypeIQ4_NL, []int64{32}, make([]byte, 18)))
+	var buf bytes.Buffer
+	_, err := b.WriteTo(&buf)
+	require.NoError(t, err)
+	_, err = Read(bytes.NewReader(buf.Bytes()[:buf.Len()-16]), int64(buf.Len()-16))
+	require.Error(t, err)
 }

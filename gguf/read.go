@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -508,6 +509,13 @@ func (d *decoder) tensorInfo(f *File) error {
 
 // layout places the data section and checks that every tensor lies inside the file and that
 // no two tensors share bytes. starts holds the file offset of each tensor description.
+//
+// When that fails and tensors have ids 18 to 20 (I8, I16, I32 here; IQ3_XXS, IQ1_S, IQ4_NL
+// in files written since February 2024, types.go), it checks the file again with the newer
+// meaning and keeps it if the data fit that way. The newer types take 2.6 to 7 times fewer
+// bytes than the integer types of the same shape, and writers place tensor data one after
+// the other, so a file of the newer kind never fits the older meaning (its tensors overlap or
+// run past the end), and one of the older kind keeps its meaning.
 func (d *decoder) layout(f *File, starts []int64) error {
 	pad := (f.alignment - d.off%f.alignment) % f.alignment
 	if d.off > maxInt64-pad {
@@ -520,23 +528,61 @@ func (d *decoder) layout(f *File, starts []int64) error {
 	if f.dataOffset > d.size {
 		return d.errorf(d.off, "file ends before its data section (at %d, %d bytes long)", f.dataOffset, d.size)
 	}
-	avail := d.size - f.dataOffset
-	for i, t := range f.tensors {
+	err := d.placeTensors(f.tensors, f.dataOffset, starts)
+	if err == nil {
+		return nil
+	}
+	if alt, ok := redefinedTensors(f.tensors); ok && d.placeTensors(alt, f.dataOffset, starts) == nil {
+		f.tensors = alt
+		return nil
+	}
+	return err
+}
+
+// placeTensors checks that tensors lie inside the data section at dataOffset and share no bytes.
+func (d *decoder) placeTensors(tensors []TensorInfo, dataOffset int64, starts []int64) error {
+	avail := d.size - dataOffset
+	for i, t := range tensors {
 		if t.Offset > avail || t.Size > avail-t.Offset {
 			return d.errorf(starts[i], "tensor %q data [%d, +%d) lies outside the %d-byte data section",
 				t.Name, t.Offset, t.Size, avail)
 		}
 	}
-	order := make([]int, len(f.tensors))
+	order := make([]int, len(tensors))
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return f.tensors[order[a]].Offset < f.tensors[order[b]].Offset })
+	sort.Slice(order, func(a, b int) bool { return tensors[order[a]].Offset < tensors[order[b]].Offset })
 	for k := 1; k < len(order); k++ {
-		prev, cur := f.tensors[order[k-1]], f.tensors[order[k]]
+		prev, cur := tensors[order[k-1]], tensors[order[k]]
 		if cur.Offset < prev.Offset+prev.Size {
 			return d.errorf(starts[order[k]], "tensor %q data overlaps tensor %q", cur.Name, prev.Name)
 		}
 	}
 	return nil
+}
+
+// redefinedTensors returns a copy of tensors with ids 18 to 20 read with their February-2024
+// meaning (TypeIQ3_XXS, TypeIQ1_S, TypeIQ4_NL) and their sizes computed again; ok is false
+// when no tensor has such an id or a row length does not fit the newer block size.
+func redefinedTensors(tensors []TensorInfo) ([]TensorInfo, bool) {
+	var alt []TensorInfo
+	for i, t := range tensors {
+		nt, ok := t.Type.redefinedAs()
+		if !ok {
+			continue
+		}
+		if alt == nil {
+			alt = slices.Clone(tensors)
+		}
+		nel := int64(1)
+		for _, ne := range t.Shape {
+			nel *= ne // no overflow: the shape passed the checks at parse time
+		}
+		if t.Shape[0]%nt.BlockSize() != 0 {
+			return nil, false
+		}
+		alt[i].Type, alt[i].Size = nt, nt.RowSize(nel)
+	}
+	return alt, alt != nil
 }

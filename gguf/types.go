@@ -70,6 +70,8 @@ func (t ValueType) minSize() int64 {
 type TensorType uint32
 
 // Tensor element types; the ids match enum ggml_type (4 and 5 are retired and invalid).
+// Ids 0 to 20 are those of the ggml this module implements (its C library, FORMATS); the types
+// ggml added after it are listed below them, for reading today's files.
 const (
 	TypeF32     TensorType = 0
 	TypeF16     TensorType = 1
@@ -91,6 +93,46 @@ const (
 	TypeI16     TensorType = 19
 	TypeI32     TensorType = 20
 )
+
+// Types that ggml added after the version this module implements (February 2024 on), with
+// the ids files written since then store. The C library does not compute on them; the ggml
+// package converts some when it loads them (ggml.GGUFLoadType).
+//
+// Ids 18 to 20 changed meaning then: ggml gave them to IQ3_XXS, IQ1_S and IQ4_NL and moved
+// the integer types to 24 to 26. A reader cannot tell the two meanings apart from the id, so
+// the three new types have values of their own, the id plus Redefined (FileID returns the id
+// stored in the file), and Read decides by the file's layout: it keeps the old meaning unless
+// the tensors' data only fit the new one (see Read). The integer types at 24 to 26 are not
+// listed: files with them are reported as having an unknown type id.
+const (
+	// Redefined marks a type whose file id meant another type in the ggml this module
+	// implements; FileID strips it.
+	Redefined TensorType = 1 << 8
+
+	TypeIQ3_XXS TensorType = Redefined | 18
+	TypeIQ1_S   TensorType = Redefined | 19
+	TypeIQ4_NL  TensorType = Redefined | 20
+	TypeIQ3_S   TensorType = 21
+	TypeIQ2_S   TensorType = 22
+	TypeIQ4_XS  TensorType = 23
+	TypeI64     TensorType = 27
+	TypeF64     TensorType = 28
+	TypeIQ1_M   TensorType = 29
+	TypeBF16    TensorType = 30
+	TypeTQ1_0   TensorType = 34
+	TypeTQ2_0   TensorType = 35
+)
+
+// FileID returns the type id stored in a file for t (t without Redefined).
+func (t TensorType) FileID() uint32 { return uint32(t &^ Redefined) }
+
+// redefinedAs returns the February-2024 meaning of file id t (18, 19 or 20), or ok false.
+func (t TensorType) redefinedAs() (TensorType, bool) {
+	if t >= TypeI8 && t <= TypeI32 {
+		return t | Redefined, true
+	}
+	return 0, false
+}
 
 // tensorTypeInfo describes the storage of one tensor type: blockElems elements occupy
 // blockBytes bytes. A zero entry marks an unknown id.
@@ -120,9 +162,28 @@ var tensorTypes = [...]tensorTypeInfo{
 	TypeI8:      {"i8", 1, 1},
 	TypeI16:     {"i16", 1, 2},
 	TypeI32:     {"i32", 1, 4},
+	TypeIQ3_S:   {"iq3_s", 256, 110},
+	TypeIQ2_S:   {"iq2_s", 256, 82},
+	TypeIQ4_XS:  {"iq4_xs", 256, 136},
+	TypeI64:     {"i64", 1, 8},
+	TypeF64:     {"f64", 1, 8},
+	TypeIQ1_M:   {"iq1_m", 256, 56},
+	TypeBF16:    {"bf16", 1, 2},
+	TypeTQ1_0:   {"tq1_0", 256, 54},
+	TypeTQ2_0:   {"tq2_0", 256, 66},
+}
+
+// the types of the redefined ids (Redefined | 18 ...)
+var redefinedTypes = [...]tensorTypeInfo{
+	{"iq3_xxs", 256, 98},
+	{"iq1_s", 256, 50},
+	{"iq4_nl", 32, 18},
 }
 
 func (t TensorType) info() (tensorTypeInfo, bool) {
+	if t >= TypeIQ3_XXS && t <= TypeIQ4_NL {
+		return redefinedTypes[t-TypeIQ3_XXS], true
+	}
 	if int64(t) < int64(len(tensorTypes)) && tensorTypes[t].blockElems != 0 {
 		return tensorTypes[t], true
 	}

@@ -174,7 +174,7 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 		for _, ne := range t.info.Shape {
 			e.u64(uint64(ne))
 		}
-		e.u32(uint32(t.info.Type))
+		e.u32(t.info.Type.FileID())
 		e.u64(uint64(off))
 		off += t.info.Size + padding(t.info.Size, align)
 	}

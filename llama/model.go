@@ -65,6 +65,7 @@ type Options struct {
 // Q6_K likewise (TinyLlama-shaped random Q6_K file, 2 threads, 4 interleaved rounds, mean
 // tokens/s): np1 46.8 -> 47.3, np2 70.7 -> 84.4, np8 133.6 -> 150.4.
 func repackable(ti gguf.TensorInfo) bool {
+	ti.Type = loadedType(ti)
 	switch ti.Type {
 	case gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K:
 	default:
@@ -254,6 +255,7 @@ var fileTypeNames = map[int]string{
 	0: "all F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
 	11: "Q3_K - Small", 12: "Q3_K - Medium", 13: "Q3_K - Large", 14: "Q4_K - Small",
 	15: "Q4_K - Medium", 16: "Q5_K - Small", 17: "Q5_K - Medium", 18: "Q6_K",
+	25: "IQ4_NL - 4.5 bpw", 30: "IQ4_XS - 4.25 bpw", 32: "BF16",
 }
 
 // Description returns llama.cpp's description of the model ("llama 7B Q4_0", "qwen2 ?B F16").
@@ -324,7 +326,18 @@ func (m *Model) Close() error {
 	return nil
 }
 
-// weightTypes are the tensor types the matrices may have.
+// loadedType returns the type that a tensor of the file has once loaded: its own, or the type
+// that ggml.LoadGGUFTensors converts it to (bf16 -> f32; iq4_nl, iq4_xs -> q8_0).
+func loadedType(ti gguf.TensorInfo) gguf.TensorType {
+	if t, ok := ggml.GGUFLoadType(ti.Type); ok {
+		if tt, ok := ggml.GGUFType(t); ok {
+			return tt
+		}
+	}
+	return ti.Type
+}
+
+// weightTypes are the tensor types the matrices may have once loaded (loadedType).
 var weightTypes = []gguf.TensorType{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1,
 	gguf.TypeQ8_0, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
@@ -355,11 +368,11 @@ func checkTensors(f *gguf.File, a *architecture, h HParams) error {
 			return fmt.Errorf("llama: tensor %q has shape %v; the hyper-parameters need %v", sp.name, ti.Shape, sp.shape)
 		}
 		if sp.matrix {
-			if !slices.Contains(weightTypes, ti.Type) {
-				return fmt.Errorf("llama: tensor %q has type %s, which the runner does not support for weights (supported: f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K to q6_K)", sp.name, ti.Type)
+			if !slices.Contains(weightTypes, loadedType(ti)) {
+				return fmt.Errorf("llama: tensor %q has type %s, which the runner does not support for weights (supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K to q6_K, iq4_nl, iq4_xs)", sp.name, ti.Type)
 			}
-		} else if ti.Type != gguf.TypeF32 {
-			return fmt.Errorf("llama: tensor %q has type %s; norm weights and biases must be f32", sp.name, ti.Type)
+		} else if loadedType(ti) != gguf.TypeF32 {
+			return fmt.Errorf("llama: tensor %q has type %s; norm weights and biases must be f32 (or bf16)", sp.name, ti.Type)
 		}
 	}
 	if found != f.NumTensors() {
