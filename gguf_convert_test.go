@@ -66,6 +66,55 @@ func randomIQ4XS(r *rand.Rand, n int) ([]byte, []float64) {
 	return b, vals
 }
 
+// packTrits returns the tq1_0 byte of up to five base-3 digits (most significant first, a
+// byte of four is padded with a zero digit at the end): ceil(v * 256 / 243) of their value v.
+func packTrits(digits ...int) byte {
+	v := 0
+	for _, d := range digits {
+		v = 3*v + d
+	}
+	for range 5 - len(digits) {
+		v *= 3
+	}
+	return byte((v*256 + 242) / 243)
+}
+
+// randomTernary returns n/256 random tq1_0 and tq2_0 super-blocks and their values.
+func randomTernary(r *rand.Rand, n int) (tq1, tq2 []byte, vals1, vals2 []float32) {
+	vals1, vals2 = make([]float32, n), make([]float32, n)
+	for o := 0; o < n; o += 256 {
+		d := NewFloat16(float32(r.NormFloat64()))
+		t := make([]int, 256)
+		for i := range t {
+			t[i] = r.IntN(3)
+			vals1[o+i] = float32(t[i]-1) * d.Float32()
+		}
+		for m := 0; m < 32; m++ {
+			tq1 = append(tq1, packTrits(t[m], t[m+32], t[m+64], t[m+96], t[m+128]))
+		}
+		for m := 0; m < 16; m++ {
+			tq1 = append(tq1, packTrits(t[160+m], t[176+m], t[192+m], t[208+m], t[224+m]))
+		}
+		for j := 0; j < 4; j++ {
+			tq1 = append(tq1, packTrits(t[240+j], t[244+j], t[248+j], t[252+j]))
+		}
+		tq1 = binary.LittleEndian.AppendUint16(tq1, uint16(d))
+		c := make([]int, 256) // 2-bit codes 0..3 (3 is +2)
+		for i := range c {
+			c[i] = r.IntN(4)
+			vals2[o+i] = float32(c[i]-1) * d.Float32()
+		}
+		for h := 0; h < 2; h++ {
+			for m := 0; m < 32; m++ {
+				e := 128*h + m
+				tq2 = append(tq2, byte(c[e]|c[e+32]<<2|c[e+64]<<4|c[e+96]<<6))
+			}
+		}
+		tq2 = binary.LittleEndian.AppendUint16(tq2, uint16(d))
+	}
+	return tq1, tq2, vals1, vals2
+}
+
 func TestGGUFLoadType(t *testing.T) {
 	for _, c := range []struct {
 		tt   gguf.TensorType
@@ -74,7 +123,7 @@ func TestGGUFLoadType(t *testing.T) {
 	}{
 		{gguf.TypeF32, TypeF32, true}, {gguf.TypeQ6_K, TypeQ6_K, true}, {gguf.TypeI32, TypeI32, true},
 		{gguf.TypeBF16, TypeF32, true}, {gguf.TypeIQ4_NL, TypeQ8_0, true}, {gguf.TypeIQ4_XS, TypeQ8_0, true},
-		{gguf.TypeIQ3_XXS, 0, false}, {gguf.TypeTQ1_0, 0, false}, {gguf.TypeF64, 0, false}, {gguf.TensorType(4), 0, false},
+		{gguf.TypeTQ1_0, TypeQ8_0, true}, {gguf.TypeTQ2_0, TypeQ8_0, true}, {gguf.TypeIQ3_XXS, 0, false}, {gguf.TypeF64, 0, false}, {gguf.TensorType(4), 0, false},
 	} {
 		got, ok := GGUFLoadType(c.tt)
 		assert.Equal(t, c.ok, ok, c.tt.String())
@@ -112,7 +161,11 @@ func TestLoadGGUFTensorsConverts(t *testing.T) {
 	nxs := 31000 * 256
 	xs, xsVals := randomIQ4XS(r, nxs)
 
+	tq1, tq2, tq1Vals, tq2Vals := randomTernary(r, 256*40)
+
 	var b gguf.Builder
+	require.NoError(t, b.AddTensor("tq1", gguf.TypeTQ1_0, []int64{512, 20}, tq1))
+	require.NoError(t, b.AddTensor("tq2", gguf.TypeTQ2_0, []int64{512, 20}, tq2))
 	require.NoError(t, b.AddTensor("bf", gguf.TypeBF16, []int64{1024, int64(nbf / 1024)}, bf))
 	require.NoError(t, b.AddTensor("nl", gguf.TypeIQ4_NL, []int64{64, 96}, nl))
 	require.NoError(t, b.AddTensor("nl2", gguf.TypeIQ4_NL, []int64{64, 32}, nl2))
@@ -159,6 +212,8 @@ func TestLoadGGUFTensorsConverts(t *testing.T) {
 			}
 		}
 		assert.LessOrEqual(t, worst, 1.0/2048)
+		assert.Equal(t, tq1Vals, values(t, g.Tensor("tq1")), "tq1_0 converts exactly")
+		assert.Equal(t, tq2Vals, values(t, g.Tensor("tq2")), "tq2_0 converts exactly")
 		pt := g.Tensor("plain")
 		got, err = pt.Float32()
 		require.NoError(t, err)

@@ -118,6 +118,62 @@ func encodeIQ4XS(x []float32) (iq, q8 []byte, vals []float64) {
 	return iq, q8, vals
 }
 
+// encodeTernary returns the tq1_0 or tq2_0 bytes of x (each value rounded to -d, 0 or +d, d the
+// largest magnitude of its 256), the q8_0 blocks with the same values, and the values.
+func encodeTernary(tq2 bool) func(x []float32) (tq, q8 []byte, vals []float64) {
+	return func(x []float32) (tq, q8 []byte, vals []float64) {
+		vals = make([]float64, len(x))
+		for b := 0; b < len(x); b += 256 {
+			d := ggml.NewFloat16(float32(amax(x[b : b+256])))
+			df := float64(d.Float32())
+			t := make([]int, 256) // 0, 1, 2 for -1, 0, +1
+			for i := range t {
+				t[i] = 1
+				if df != 0 {
+					t[i] = max(0, min(2, int(math.Round(float64(x[b+i])/df))+1))
+				}
+				vals[b+i] = float64(t[i]-1) * df
+			}
+			if tq2 {
+				for h := 0; h < 2; h++ {
+					for m := 0; m < 32; m++ {
+						e := 128*h + m
+						tq = append(tq, byte(t[e]|t[e+32]<<2|t[e+64]<<4|t[e+96]<<6))
+					}
+				}
+			} else {
+				pack := func(digits ...int) byte {
+					v := 0
+					for _, dg := range digits {
+						v = 3*v + dg
+					}
+					for range 5 - len(digits) {
+						v *= 3
+					}
+					return byte((v*256 + 242) / 243)
+				}
+				for m := 0; m < 32; m++ {
+					tq = append(tq, pack(t[m], t[m+32], t[m+64], t[m+96], t[m+128]))
+				}
+				for m := 0; m < 16; m++ {
+					tq = append(tq, pack(t[160+m], t[176+m], t[192+m], t[208+m], t[224+m]))
+				}
+				for j := 0; j < 4; j++ {
+					tq = append(tq, pack(t[240+j], t[244+j], t[248+j], t[252+j]))
+				}
+			}
+			tq = binary.LittleEndian.AppendUint16(tq, uint16(d))
+			for ib := 0; ib < 8; ib++ {
+				q8 = binary.LittleEndian.AppendUint16(q8, uint16(d))
+				for j := 0; j < 32; j++ {
+					q8 = append(q8, byte(int8(t[32*ib+j]-1)))
+				}
+			}
+		}
+		return tq, q8, vals
+	}
+}
+
 // bf16Of rounds x to bf16 (nearest, ties to even); vals receives the values.
 func bf16Of(x []float32) (bf []byte, vals []float64) {
 	vals = make([]float64, len(x))
@@ -165,8 +221,8 @@ func float64s(v []float32) []float64 {
 	return out
 }
 
-// A model whose matrices are bf16, iq4_nl or iq4_xs computes what its twin computes: the same
-// values as f32 (bf16: identical logits), as q8_0 blocks (iq4_nl, iq4_xs: identical logits,
+// A model whose matrices are bf16, iq4_nl, iq4_xs, tq1_0 or tq2_0 computes what its twin computes: the same
+// values as f32 (bf16: identical logits), as q8_0 blocks (the others: identical logits,
 // the loader's conversion), and, against the exact values in f32, within q8_0 activation
 // rounding.
 func TestConvertedTypesMatchTheirTwins(t *testing.T) {
@@ -188,6 +244,8 @@ func TestConvertedTypesMatchTheirTwins(t *testing.T) {
 		}},
 		{"iq4_nl", gguf.TypeIQ4_NL, false, gguf.TypeQ8_0, encodeIQ4NL},
 		{"iq4_xs", gguf.TypeIQ4_XS, false, gguf.TypeQ8_0, encodeIQ4XS},
+		{"tq1_0", gguf.TypeTQ1_0, false, gguf.TypeQ8_0, encodeTernary(false)},
+		{"tq2_0", gguf.TypeTQ2_0, false, gguf.TypeQ8_0, encodeTernary(true)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var conv, twin, exact []randomTensor
@@ -231,7 +289,7 @@ func TestConvertedTypesMatchTheirTwins(t *testing.T) {
 // Types that ggml added later and that the loader does not convert are refused by name.
 func TestUnconvertedNewTypesAreRefused(t *testing.T) {
 	leakCheck(t)
-	for _, typ := range []gguf.TensorType{gguf.TypeTQ2_0, gguf.TypeIQ3_S, gguf.TypeIQ1_S} {
+	for _, typ := range []gguf.TensorType{gguf.TypeIQ2_S, gguf.TypeIQ3_S, gguf.TypeIQ1_S} {
 		kvs, ts, err := randomModel(RandomConfig{NEmbd: 256, NFF: 256, NLayer: 1, Seed: 5})
 		require.NoError(t, err)
 		for i := range ts {

@@ -327,7 +327,7 @@ func (m *Model) Close() error {
 }
 
 // loadedType returns the type that a tensor of the file has once loaded: its own, or the type
-// that ggml.LoadGGUFTensors converts it to (bf16 -> f32; iq4_nl, iq4_xs -> q8_0).
+// that ggml.LoadGGUFTensors converts it to (bf16 -> f32; iq4_nl, iq4_xs, tq1_0, tq2_0 -> q8_0).
 func loadedType(ti gguf.TensorInfo) gguf.TensorType {
 	if t, ok := ggml.GGUFLoadType(ti.Type); ok {
 		if tt, ok := ggml.GGUFType(t); ok {
@@ -369,7 +369,7 @@ func checkTensors(f *gguf.File, a *architecture, h HParams) error {
 		}
 		if sp.matrix {
 			if !slices.Contains(weightTypes, loadedType(ti)) {
-				return fmt.Errorf("llama: tensor %q has type %s, which the runner does not support for weights (supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K to q6_K, iq4_nl, iq4_xs)", sp.name, ti.Type)
+				return fmt.Errorf("llama: tensor %q has type %s, which the runner does not support for weights (supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K to q6_K, iq4_nl, iq4_xs, tq1_0, tq2_0)", sp.name, ti.Type)
 			}
 		} else if loadedType(ti) != gguf.TypeF32 {
 			return fmt.Errorf("llama: tensor %q has type %s; norm weights and biases must be f32 (or bf16)", sp.name, ti.Type)
