@@ -17,36 +17,43 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := checkMessages(req.Messages); e != nil {
-		writeError(w, e)
-		return
-	}
-	g, e := req.generation(s.info)
+	g, plan, e := s.prepareChat(r.Context(), &req)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
+	f := &chatFormat{id: newID("chatcmpl-"), created: time.Now().Unix(), model: s.info.ID}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	s.generate(w, r, g, req.Stream, includeUsage, f, &plan)
+}
+
+// prepareChat checks a chat request and renders its prompt: the generation to run and what to
+// do with tool calls (shared by /v1/chat/completions and /v1/responses).
+func (s *Server) prepareChat(ctx context.Context, req *ChatCompletionRequest) (GenerateRequest, toolPlan, *APIError) {
+	if e := checkMessages(req.Messages); e != nil {
+		return GenerateRequest{}, toolPlan{}, e
+	}
+	g, e := req.generation(s.info)
+	if e != nil {
+		return g, toolPlan{}, e
+	}
 	if req.TopLogprobs != nil {
 		if n := *req.TopLogprobs; n < 0 || n > maxChatTopLogprobs {
-			writeError(w, badRequest("top_logprobs", "top_logprobs is %d: it must be between 0 and %d", n, maxChatTopLogprobs))
-			return
+			return g, toolPlan{}, badRequest("top_logprobs", "top_logprobs is %d: it must be between 0 and %d", n, maxChatTopLogprobs)
 		}
 		if !req.Logprobs && *req.TopLogprobs > 0 {
-			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
-			return
+			return g, toolPlan{}, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
 		}
 		g.TopLogprobs = int(*req.TopLogprobs)
 	}
 	g.Logprobs = req.Logprobs
 	plan, e := planTools(req.Tools, req.ToolChoice)
 	if e != nil {
-		writeError(w, e)
-		return
+		return g, plan, e
 	}
 	if plan.grammar != nil {
 		if g.Grammar != nil {
-			writeError(w, badRequest("tool_choice", "tool_choice %s and response_format both constrain the output: send one of them", string(req.ToolChoice)))
-			return
+			return g, plan, badRequest("tool_choice", "tool_choice %s and response_format both constrain the output: send one of them", string(req.ToolChoice))
 		}
 		g.Grammar = plan.grammar
 	}
@@ -59,31 +66,25 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		msgs[i] = chat.Message{Role: role, Content: m.Content.Text, Name: m.Name, ToolCallID: m.ToolCallID}
 		calls, e := toolCalls(i, m.ToolCalls)
 		if e != nil {
-			writeError(w, e)
-			return
+			return g, plan, e
 		}
 		msgs[i].ToolCalls = calls
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	prompt, err := s.b.ChatPrompt(ctx, chat.Request{Messages: msgs, Tools: req.Tools})
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	prompt, err := s.b.ChatPrompt(tctx, chat.Request{Messages: msgs, Tools: req.Tools})
 	cancel()
 	if err != nil {
 		var apiErr *APIError
 		if errors.As(err, &apiErr) {
-			writeError(w, apiErr)
-		} else {
-			writeError(w, badRequest("messages", "the chat template cannot render these messages: %v", err))
+			return g, plan, apiErr
 		}
-		return
+		return g, plan, badRequest("messages", "the chat template cannot render these messages: %v", err)
 	}
 	if e := checkPrompt(len(prompt), s.info.ContextLength); e != nil {
-		writeError(w, e)
-		return
+		return g, plan, e
 	}
 	g.Prompt = prompt
-	f := &chatFormat{id: newID("chatcmpl-"), created: time.Now().Unix(), model: s.info.ID}
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.generate(w, r, g, req.Stream, includeUsage, f, &plan)
+	return g, plan, nil
 }
 
 // toolCalls converts the tool_calls of message i (OpenAI's shape: id, type, function with

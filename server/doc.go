@@ -1,7 +1,9 @@
 // Package server is an OpenAI-compatible HTTP server for a language model: chat completions
-// and completions (streamed as server-sent events in OpenAI's chunk format, or whole),
-// embeddings, the model list, llama.cpp-style /tokenize and /detokenize, a health check,
-// Prometheus metrics at /metrics and a chat page at /.
+// and completions (streamed as server-sent events in OpenAI's chunk format, or whole), the
+// Responses API (stateless: /v1/responses runs as a chat request and answers with output
+// items, or their named stream events), embeddings, the model list, llama.cpp-style
+// /tokenize and /detokenize, a health check, Prometheus metrics at /metrics and a chat page
+// at /.
 //
 // The server talks to the model only through the Backend interface (generation as a stream
 // of pieces, tokenization, chat prompts, embeddings); LlamaBackend implements it over package

@@ -20,13 +20,16 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
 		`{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","stream":true}`,
 		"{\"messages\":\xff}", `[]`, `null`, `{"max_tokens":1e400}`,
+		`{"input":"x","stream":true,"max_output_tokens":2}`, `{"instructions":"s","input":[{"role":"user","content":[{"type":"input_text","text":"a"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"r"}]}]}`,
+		`{"input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],"tool_choice":{"type":"function","name":"f"},"stream":true}`,
+		`{"input":"x","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"}}}}`,
 	} {
 		f.Add(seed)
 	}
 	s := New(newFake(), Config{MaxBodyBytes: 1 << 14})
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, path := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/tokenize", "/detokenize"} {
+		for _, path := range []string{"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/tokenize", "/detokenize"} {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
 			if rec.Code >= 500 {

@@ -22,6 +22,17 @@ type format interface {
 	whole(text string, calls []chat.ToolCall, lps []TokenLogprob, reason string, u *Usage) any // the non-streaming response
 }
 
+// streamEnder is a format whose stream ends its own way: the Responses API closes its output
+// items and sends the whole response with the usage, and no "data: [DONE]".
+type streamEnder interface {
+	end(reason string, u *Usage) any
+}
+
+// streamErrorer is a format with its own event for an error after the stream started.
+type streamErrorer interface {
+	streamError(e *APIError) any
+}
+
 // FinishToolCalls is the finish reason of a chat completion that ends with tool calls.
 const FinishToolCalls = "tool_calls"
 
@@ -116,7 +127,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 			apiErr = serverError("generation failed: %v", err)
 		}
 		if sse != nil && sse.started {
-			sse.send(map[string]any{"error": apiErr}) // the status is sent: the error goes in the stream
+			// the status is sent: the error goes in the stream
+			if fe, ok := f.(streamErrorer); ok {
+				sse.send(fe.streamError(apiErr))
+			} else {
+				sse.send(map[string]any{"error": apiErr})
+			}
 		} else {
 			writeError(w, apiErr)
 		}
@@ -150,6 +166,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 		if send(f.piece(text[sent:], lps)) != nil {
 			return
 		}
+	}
+	if fe, ok := f.(streamEnder); ok {
+		send(fe.end(reason, u))
+		return
 	}
 	if send(f.finish(reason)) != nil {
 		return

@@ -92,6 +92,7 @@ func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	s.handle("POST /v1/chat/completions", "chat", true, s.chatCompletions)
 	s.handle("POST /v1/completions", "completions", true, s.completions)
+	s.handle("POST /v1/responses", "responses", true, s.responses)
 	s.handle("POST /v1/embeddings", "embeddings", true, s.embeddings)
 	s.handle("GET /v1/models", "models", true, s.models)
 	s.handle("POST /tokenize", "tokenize", true, s.tokenize)
@@ -101,11 +102,12 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /{$}", s.page)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "invalid_request_error",
-			Message: fmt.Sprintf("no endpoint %s %s (see /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics)", r.Method, r.URL.Path)})
+			Message: fmt.Sprintf("no endpoint %s %s (see /v1/chat/completions, /v1/completions, /v1/responses, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics)", r.Method, r.URL.Path)})
 	})
 	// the same paths without /v1, as llama.cpp's server also answers them
 	s.handle("POST /chat/completions", "chat", true, s.chatCompletions)
 	s.handle("POST /completions", "completions", true, s.completions)
+	s.handle("POST /responses", "responses", true, s.responses)
 	s.handle("POST /embeddings", "embeddings", true, s.embeddings)
 	s.handle("GET /models", "models", true, s.models)
 }

@@ -29,8 +29,42 @@ func (s *sseWriter) start() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-// send writes one event with v as JSON.
+// namedEvent is an event with a name ("event: name" before its data), as the Responses API
+// sends them; sseBatch are several, written together.
+type namedEvent struct {
+	name string
+	data any
+}
+
+type sseBatch []namedEvent
+
+// send writes one event with v as JSON (nothing for nil), or the named events of sseBatch.
 func (s *sseWriter) send(v any) error {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case sseBatch:
+		if len(v) == 0 {
+			return nil
+		}
+		s.start()
+		var buf []byte
+		for _, e := range v {
+			b, err := json.Marshal(e.data)
+			if err != nil {
+				return err
+			}
+			buf = append(buf, "event: "...)
+			buf = append(buf, e.name...)
+			buf = append(buf, "\ndata: "...)
+			buf = append(buf, b...)
+			buf = append(buf, "\n\n"...)
+		}
+		if _, err := s.w.Write(buf); err != nil {
+			return err
+		}
+		return s.rc.Flush()
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -1,5 +1,6 @@
 // Drives a running ggml-server with the official openai npm package: chat, completions,
-// embeddings, structured output, logprobs, logit_bias, tool calls and error cases.
+// the Responses API, embeddings, structured output, logprobs, logit_bias, tool calls and
+// error cases.
 // Usage: node openai-client-test.mjs BASE_URL API_KEY
 import OpenAI from "openai";
 import assert from "node:assert/strict";
@@ -236,6 +237,66 @@ await check("tool call and tool result in the history render and generate", asyn
       { role: "tool", tool_call_id: call.id, content: "18 celsius" }] });
   assert.ok(["stop", "length", "tool_calls"].includes(r.choices[0].finish_reason));
 });
+
+// The Responses API (POST /v1/responses): the same generation as chat, other shapes
+let resp;
+await check("responses.create, not streamed (same text as chat)", async () => {
+  resp = await client.responses.create({ model, instructions: "You write Go.", input: "func main() {", max_output_tokens: 24, temperature: 0 });
+  assert.equal(resp.object, "response");
+  assert.ok(["completed", "incomplete"].includes(resp.status));
+  assert.equal(resp.output[0].type, "message");
+  assert.equal(resp.output_text, whole.choices[0].message.content);
+  assert.equal(resp.status === "incomplete", whole.choices[0].finish_reason === "length");
+  assert.equal(resp.usage.input_tokens, whole.usage.prompt_tokens);
+  assert.equal(resp.usage.output_tokens, whole.usage.completion_tokens);
+});
+await check("responses.create, streamed (events in order, the same text)", async () => {
+  const stream = await client.responses.create({ model, instructions: "You write Go.",
+    input: [{ role: "user", content: [{ type: "input_text", text: "func main() {" }] }], max_output_tokens: 24, temperature: 0, stream: true });
+  let text = "", last = null, seq = -1;
+  const types = [];
+  for await (const ev of stream) {
+    assert.equal(ev.sequence_number, seq + 1);
+    seq = ev.sequence_number;
+    types.push(ev.type);
+    if (ev.type === "response.output_text.delta") text += ev.delta;
+    last = ev;
+  }
+  assert.equal(types[0], "response.created");
+  assert.ok(types.includes("response.output_item.added") && types.includes("response.output_text.done"));
+  assert.equal(text, resp.output_text);
+  assert.equal(last.response.status, resp.status);
+  assert.deepEqual(last.response.usage, resp.usage);
+});
+await check("responses.stream helper: final response", async () => {
+  const stream = client.responses.stream({ model, input: "func main() {", max_output_tokens: 8, temperature: 0 });
+  let deltas = "";
+  stream.on("response.output_text.delta", (ev) => { deltas += ev.delta; });
+  const final = await stream.finalResponse();
+  assert.equal(final.output_text, deltas);
+});
+await check("responses json_schema: parses and validates", async () => {
+  const r = await client.responses.create({ model, input: "Describe a color.", max_output_tokens: 120, temperature: 0,
+    text: { format: { type: "json_schema", name: "color", strict: true, schema: { type: "object", properties: { name: { type: "string", enum: ["red", "green", "blue"] }, bright: { type: "boolean" } }, required: ["name", "bright"], additionalProperties: false } } } });
+  const v = JSON.parse(r.output_text);
+  assert.ok(["red", "green", "blue"].includes(v.name));
+  assert.equal(typeof v.bright, "boolean");
+});
+await check("responses function call forced, then its output in the input", async () => {
+  const tool = { type: "function", name: "get_weather", description: "Weather of a city", strict: true,
+    parameters: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Rome"] } }, required: ["city"], additionalProperties: false } };
+  const r = await client.responses.create({ model, input: "Weather in Paris?", tools: [tool], tool_choice: "required", max_output_tokens: 64, temperature: 0 });
+  const fc = r.output.find((o) => o.type === "function_call");
+  assert.ok(fc, JSON.stringify(r.output));
+  assert.equal(fc.name, "get_weather");
+  assert.ok(["Paris", "Rome"].includes(JSON.parse(fc.arguments).city));
+  const r2 = await client.responses.create({ model, tools: [tool], max_output_tokens: 8, temperature: 0,
+    input: [{ role: "user", content: "Weather in Paris?" }, fc, { type: "function_call_output", call_id: fc.call_id, output: "18 celsius" }] });
+  assert.equal(r2.object, "response");
+});
+await expectError("responses previous_response_id: 400", 400, () => client.responses.create({ model, input: "x", previous_response_id: "resp_1" }));
+await expectError("responses max_output_tokens 0: 400", 400, () => client.responses.create({ model, input: "x", max_output_tokens: 0 }));
+await expectError("responses image input: 400", 400, () => client.responses.create({ model, input: [{ role: "user", content: [{ type: "input_image", image_url: "http://127.0.0.1/x.png" }] }] }));
 
 await expectError("empty messages: 400", 400, () => client.chat.completions.create({ model, messages: [] }));
 await expectError("negative max_tokens: 400", 400, () => client.chat.completions.create({ model, messages, max_tokens: -1 }));
