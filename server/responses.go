@@ -69,7 +69,8 @@ func (in *ResponsesInput) UnmarshalJSON(b []byte) error {
 		if !json.Valid(b) {
 			return errors.New("input is not a valid JSON string")
 		}
-		*in = ResponsesInput{Items: []ResponsesItem{{Role: "user", Content: json.RawMessage(b)}}, Set: true}
+		// (a copy: b is the decoder's buffer)
+		*in = ResponsesInput{Items: []ResponsesItem{{Role: "user", Content: append(json.RawMessage(nil), b...)}}, Set: true}
 		return nil
 	case len(b) > 0 && b[0] == '[':
 		var items []ResponsesItem
@@ -327,7 +328,7 @@ func functionCall(c chat.ToolCall, status string) map[string]any {
 }
 
 // response is the response object with the given status, output items and usage.
-func (f *responsesFormat) response(status string, output []any, u *Usage, reason string) map[string]any {
+func (f *responsesFormat) response(status string, output []any, u *Usage) map[string]any {
 	var incomplete any
 	if status == "incomplete" {
 		incomplete = map[string]string{"reason": "max_output_tokens"}
@@ -383,7 +384,7 @@ func (f *responsesFormat) event(name string, fields map[string]any) namedEvent {
 }
 
 func (f *responsesFormat) head() any {
-	r := f.response("in_progress", []any{}, nil, "")
+	r := f.response("in_progress", []any{}, nil)
 	return sseBatch{
 		f.event("response.created", map[string]any{"response": r}),
 		f.event("response.in_progress", map[string]any{"response": r}),
@@ -462,12 +463,12 @@ func (f *responsesFormat) end(reason string, u *Usage) any {
 	if status == "incomplete" {
 		name = "response.incomplete"
 	}
-	return append(ev, f.event(name, map[string]any{"response": f.response(status, f.output, u, reason)}))
+	return append(ev, f.event(name, map[string]any{"response": f.response(status, f.output, u)}))
 }
 
 func (f *responsesFormat) streamError(e *APIError) any {
 	ev := f.event("error", map[string]any{"code": e.Code, "message": e.Message, "param": e.Param})
-	failed := f.response("failed", f.output, nil, "")
+	failed := f.response("failed", f.output, nil)
 	failed["error"] = map[string]any{"code": e.Code, "message": e.Message}
 	return sseBatch{ev, f.event("response.failed", map[string]any{"response": failed})}
 }
@@ -480,5 +481,5 @@ func (f *responsesFormat) whole(text string, calls []chat.ToolCall, _ []TokenLog
 	for _, c := range calls {
 		output = append(output, functionCall(c, "completed"))
 	}
-	return f.response(statusOf(reason), output, u, reason)
+	return f.response(statusOf(reason), output, u)
 }

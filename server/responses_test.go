@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // namedEvent is one event of a Responses API stream: its name and its data object.
@@ -312,5 +313,21 @@ func TestResponsesBadInput(t *testing.T) {
 	// the server keeps serving
 	if status, _, body := post(t, ts.URL+"/responses", `{"input":"hi"}`); status != 200 {
 		t.Fatalf("%d %s", status, body)
+	}
+}
+
+// A stream cut by the request timeout ends with an error event and response.failed.
+func TestResponsesStreamError(t *testing.T) {
+	f := newFake()
+	f.delay = 100 * time.Millisecond
+	_, ts := startServer(t, f, Config{RequestTimeout: 250 * time.Millisecond})
+	ev := postStream(t, ts.URL+"/v1/responses", `{"input":"hi","stream":true}`)
+	n := len(ev)
+	if n < 3 || ev[n-2].name != "error" || ev[n-1].name != "response.failed" || ev[n-2].data["code"] != "timeout" {
+		t.Fatalf("events %v", ev)
+	}
+	failed, _ := json.Marshal(ev[n-1].data["response"])
+	if !strings.Contains(string(failed), `"status":"failed"`) || !strings.Contains(string(failed), "timeout") {
+		t.Fatalf("%s", failed)
 	}
 }
