@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -8,10 +9,32 @@ import (
 
 // models serves GET /v1/models.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{{
+	writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{s.modelObject()}})
+}
+
+// modelObject is the served model in OpenAI's model object shape (with llama.cpp's meta).
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{
 		"id": s.info.ID, "object": "model", "created": s.info.Created, "owned_by": "ggml-go",
 		"meta": map[string]any{"n_ctx_slot": s.info.ContextLength, "slots": s.info.Slots, "n_embd": s.info.EmbeddingLength},
-	}}})
+	}
+}
+
+// model serves GET /v1/models/{model}: the served model, or a 404 model_not_found that names it.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("model"); id != s.info.ID {
+		writeError(w, (&APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"),
+			Message: fmt.Sprintf("the model %q does not exist here: this server serves %q (requests may name any model; it answers with that one)", id, s.info.ID)}).withCode("model_not_found"))
+		return
+	}
+	writeJSON(w, s.modelObject())
+}
+
+// storedResponse answers the Responses API's calls on a stored response (retrieve, delete,
+// cancel, input items): this server stores none.
+func (s *Server) storedResponse(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &APIError{Status: http.StatusNotFound, Type: "invalid_request_error",
+		Message: fmt.Sprintf("no response %q: this server stores no responses (each POST /v1/responses is answered and forgotten)", r.PathValue("id"))})
 }
 
 // health serves GET /health: 200 {"status":"ok"}, or 503 while draining.

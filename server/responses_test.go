@@ -331,3 +331,29 @@ func TestResponsesStreamError(t *testing.T) {
 		t.Fatalf("%s", failed)
 	}
 }
+
+func TestModelRetrieveAndStoredResponses(t *testing.T) {
+	_, ts := startServer(t, newFake(), Config{})
+	get := func(method, path string) (int, string) {
+		req, _ := http.NewRequest(method, ts.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := get("GET", "/v1/models/fake"); status != 200 || !strings.Contains(body, `"id":"fake"`) || !strings.Contains(body, `"object":"model"`) {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, body := get("GET", "/v1/models/gpt-4o"); status != 404 || !strings.Contains(body, `"code":"model_not_found"`) || !strings.Contains(body, `serves \"fake\"`) {
+		t.Fatalf("%d %s", status, body)
+	}
+	for _, c := range []struct{ method, path string }{{"GET", "/v1/responses/resp_1"}, {"DELETE", "/v1/responses/resp_1"},
+		{"POST", "/v1/responses/resp_1/cancel"}, {"GET", "/v1/responses/resp_1/input_items"}} {
+		if status, body := get(c.method, c.path); status != 404 || !strings.Contains(body, "stores no responses") {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, status, body)
+		}
+	}
+}

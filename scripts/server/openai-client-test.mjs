@@ -33,6 +33,8 @@ const messages = [{ role: "system", content: "You write Go." }, { role: "user", 
 
 let whole;
 await check("models.list", async () => { assert.ok(model); });
+await check("models.retrieve", async () => { assert.equal((await client.models.retrieve(model)).id, model); });
+await expectError("models.retrieve of another model: 404", 404, () => client.models.retrieve("no-such-model"), "model_not_found");
 await check("chat, not streamed", async () => {
   whole = await client.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
   assert.equal(whole.object, "chat.completion");
