@@ -1,7 +1,8 @@
 // Package server is an OpenAI-compatible HTTP server for a language model: chat completions
 // and completions (streamed as server-sent events in OpenAI's chunk format, or whole), the
 // Responses API (stateless: /v1/responses runs as a chat request and answers with output
-// items, or their named stream events), embeddings, the model list, llama.cpp-style
+// items, or their named stream events), Anthropic's Messages API (/v1/messages, the same way,
+// with Anthropic's shapes and errors), embeddings, the model list, llama.cpp-style
 // /tokenize and /detokenize, a health check, Prometheus metrics at /metrics and a chat page
 // at /.
 //

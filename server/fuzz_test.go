@@ -23,13 +23,15 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"input":"x","stream":true,"max_output_tokens":2}`, `{"instructions":"s","input":[{"role":"user","content":[{"type":"input_text","text":"a"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"r"}]}]}`,
 		`{"input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],"tool_choice":{"type":"function","name":"f"},"stream":true}`,
 		`{"input":"x","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"}}}}`,
+		`{"max_tokens":4,"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":[{"type":"tool_use","id":"i","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":"r"}]}],"stream":true}`,
+		`{"max_tokens":8,"messages":[{"role":"user","content":"x"}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"f"}}`,
 	} {
 		f.Add(seed)
 	}
 	s := New(newFake(), Config{MaxBodyBytes: 1 << 14})
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, path := range []string{"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/tokenize", "/detokenize"} {
+		for _, path := range []string{"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/v1/embeddings", "/tokenize", "/detokenize"} {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
 			if rec.Code >= 500 {

@@ -208,15 +208,7 @@ func (req *ResponsesRequest) chatRequest() (*ChatCompletionRequest, *APIError) {
 		if err := json.Unmarshal(raw, &t); err != nil || t.Type != "function" || t.Name == "" {
 			return nil, badRequest("tools", "tools[%d] must be {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}: this server runs function tools only", i)
 		}
-		fn := map[string]any{"name": t.Name}
-		if t.Description != "" {
-			fn["description"] = t.Description
-		}
-		if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-			fn["parameters"] = t.Parameters
-		}
-		b, _ := json.Marshal(map[string]any{"type": "function", "function": fn})
-		c.Tools = append(c.Tools, b)
+		c.Tools = append(c.Tools, chatTool(t.Name, t.Description, t.Parameters))
 	}
 	if tc := bytes.TrimSpace(req.ToolChoice); len(tc) > 0 && tc[0] == '{' {
 		var named struct {
@@ -226,7 +218,7 @@ func (req *ResponsesRequest) chatRequest() (*ChatCompletionRequest, *APIError) {
 		if json.Unmarshal(tc, &named) != nil || named.Type != "function" || named.Name == "" {
 			return nil, badRequest("tool_choice", "tool_choice must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"name\": ...}")
 		}
-		c.ToolChoice, _ = json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": named.Name}})
+		c.ToolChoice = namedToolChoice(named.Name)
 	} else {
 		c.ToolChoice = req.ToolChoice
 	}
@@ -246,14 +238,7 @@ func (it *ResponsesItem) UnmarshalJSON(b []byte) error {
 
 // asResponsesError renames the chat parameters an error names to their Responses API names.
 func asResponsesError(e *APIError) *APIError {
-	r := strings.NewReplacer("max_completion_tokens", "max_output_tokens", "response_format", "text.format", "messages", "input")
-	out := *e
-	out.Message = r.Replace(e.Message)
-	if e.Param != nil {
-		p := r.Replace(*e.Param)
-		out.Param = &p
-	}
-	return &out
+	return renamed(e, "max_completion_tokens", "max_output_tokens", "response_format", "text.format", "messages", "input")
 }
 
 // responses serves POST /v1/responses.

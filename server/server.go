@@ -21,7 +21,7 @@ import (
 
 // Config configures a Server. Zero fields take the defaults given.
 type Config struct {
-	APIKey         string        // when set, /v1/*, /tokenize and /detokenize need "Authorization: Bearer APIKey"
+	APIKey         string        // when set, /v1/*, /tokenize and /detokenize need "Authorization: Bearer APIKey" (or "x-api-key: APIKey")
 	MaxBodyBytes   int64         // request body limit; default 4 MiB
 	QueueSize      int           // requests that may wait for a slot; default 64; < 0: none
 	RequestTimeout time.Duration // per request, queueing included; default 10 minutes
@@ -93,6 +93,9 @@ func (s *Server) routes() {
 	s.handle("POST /v1/chat/completions", "chat", true, s.chatCompletions)
 	s.handle("POST /v1/completions", "completions", true, s.completions)
 	s.handle("POST /v1/responses", "responses", true, s.responses)
+	// (Anthropic's routes check the key themselves, to answer in Anthropic's error shape)
+	s.handle("POST /v1/messages", "messages", false, s.messages)
+	s.handle("POST /v1/messages/count_tokens", "messages", false, s.countTokens)
 	s.handle("POST /v1/embeddings", "embeddings", true, s.embeddings)
 	s.handle("GET /v1/models", "models", true, s.models)
 	s.handle("GET /v1/models/{model}", "models", true, s.model)
@@ -105,7 +108,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /{$}", s.page)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "invalid_request_error",
-			Message: fmt.Sprintf("no endpoint %s %s (see /v1/chat/completions, /v1/completions, /v1/responses, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics)", r.Method, r.URL.Path)})
+			Message: fmt.Sprintf("no endpoint %s %s (see /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics)", r.Method, r.URL.Path)})
 	})
 	// the same paths without /v1, as llama.cpp's server also answers them
 	s.handle("POST /chat/completions", "chat", true, s.chatCompletions)
@@ -173,11 +176,14 @@ func (s *Server) handle(pattern, endpoint string, auth bool, h func(http.Respons
 	})
 }
 
+// authorized reports whether r carries the API key: "Authorization: Bearer KEY" (OpenAI's
+// clients) or "x-api-key: KEY" (Anthropic's).
 func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
-		return false
+		if tok = r.Header.Get("x-api-key"); tok == "" {
+			return false
+		}
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.APIKey)) == 1
 }

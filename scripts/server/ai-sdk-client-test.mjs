@@ -10,24 +10,12 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { embed, embedMany, generateObject, generateText, streamObject, streamText, tool } from "ai";
 import { z } from "zod";
 import assert from "node:assert/strict";
+import { checker } from "./bounded-check.mjs";
 
 const [base, key] = process.argv.slice(2);
 const openai = createOpenAI({ baseURL: base + "/v1", apiKey: key });
 const compat = createOpenAICompatible({ name: "ggml", baseURL: base + "/v1", apiKey: key, supportsStructuredOutputs: true, includeUsage: true });
-let passed = 0;
-async function check(name, fn) {
-  const t0 = Date.now();
-  // every check is bounded: a promise of the SDK that never settles fails it
-  let timer;
-  const limit = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no answer in 60 s")), 60_000); });
-  try {
-    await Promise.race([fn(), limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-  passed++;
-  console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-}
+const { check, passed } = checker();
 
 const color = z.object({ name: z.enum(["red", "green", "blue"]), bright: z.boolean() });
 const weather = tool({ description: "Weather of a city", inputSchema: z.object({ city: z.enum(["Paris", "Rome"]) }) });
@@ -82,4 +70,4 @@ await check("embed and embedMany", async () => {
   assert.equal(many.embeddings.length, 3);
   assert.equal(many.embeddings[0].length, one.embedding.length);
 });
-console.log(`ai sdk client: ${passed} checks passed`);
+console.log(`ai sdk client: ${passed()} checks passed`);

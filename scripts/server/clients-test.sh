@@ -2,8 +2,9 @@
 # Tests cmd/ggml-server with real clients: the official openai npm package (chat streamed and
 # not, completions, the Responses API, embeddings, json_schema output, error cases), the Vercel
 # AI SDK (its Responses, chat and openai-compatible providers, which validate every response
-# against their own schemas), LangChain JS (@langchain/openai) and the chat page in headless
-# Chromium (playwright-core), then SIGTERM (the server must drain and exit 0).
+# against their own schemas), LangChain JS (@langchain/openai), Anthropic's Messages API through
+# @anthropic-ai/sdk and the AI SDK's Anthropic provider, and the chat page in headless Chromium
+# (playwright-core), then SIGTERM (the server must drain and exit 0).
 # npm packages go to a temporary folder; Chromium is Debian's (scripts/ci-install.sh chromium).
 # Usage: scripts/server/clients-test.sh [openai|page|all]   (default all; openai: the npm clients)
 # Env: SCREENSHOT=path (default: the temporary folder, printed), CHROMIUM=path.
@@ -21,7 +22,7 @@ trap cleanup EXIT
 echo "== building cmd/ggml-server"
 (cd "$root" && go build -o "$tmp/ggml-server" ./cmd/ggml-server)
 
-pkgs="openai@7 ai@6 @ai-sdk/openai@3 @ai-sdk/openai-compatible@2 zod@4 @langchain/openai@1 @langchain/core@1"
+pkgs="openai@7 ai@6 @ai-sdk/openai@3 @ai-sdk/openai-compatible@2 zod@4 @langchain/openai@1 @langchain/core@1 @anthropic-ai/sdk@1 @ai-sdk/anthropic@3"
 if [ "$what" != openai ]; then
 	pkgs="$pkgs playwright-core@1"
 	if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
@@ -52,6 +53,7 @@ if [ "$what" != page ]; then
 	timeout 600 node "$tmp/openai-client-test.mjs" "$url" "$key"
 	timeout 600 node "$tmp/ai-sdk-client-test.mjs" "$url" "$key"
 	timeout 600 node "$tmp/langchain-client-test.mjs" "$url" "$key"
+	timeout 600 node "$tmp/anthropic-client-test.mjs" "$url" "$key"
 fi
 if [ "$what" != openai ]; then
 	shot=${SCREENSHOT:-$tmp/chat-page.png}

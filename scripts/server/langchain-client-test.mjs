@@ -6,22 +6,11 @@
 import { ChatOpenAI, OpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { z } from "zod";
 import assert from "node:assert/strict";
+import { checker } from "./bounded-check.mjs";
 
 const [base, key] = process.argv.slice(2);
 const cfg = { configuration: { baseURL: base + "/v1" }, apiKey: key, model: "default", temperature: 0, maxTokens: 24, maxRetries: 0 };
-let passed = 0;
-async function check(name, fn) {
-  const t0 = Date.now();
-  let timer;
-  const limit = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no answer in 60 s")), 60_000); });
-  try {
-    await Promise.race([fn(), limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-  passed++;
-  console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-}
+const { check, passed } = checker();
 
 const chat = new ChatOpenAI(cfg);
 let text;
@@ -75,4 +64,4 @@ await check("completions model", async () => {
   const r = await new OpenAI(cfg).invoke("func main() {");
   assert.ok(typeof r === "string" && r.length > 0);
 });
-console.log(`langchain client: ${passed} checks passed`);
+console.log(`langchain client: ${passed()} checks passed`);
