@@ -62,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Int(&o.ctx, "c,ctx-size", "N", 0, "total context, split evenly between the slots (0: the model's training context per slot, at most 4096)")
 	fs.Int(&o.threads, "t,threads", "N", llama.DefaultThreads(), "CPU threads")
 	fs.Bool(&o.noMmap, "no-mmap", false, "read the model into memory instead of mapping it (slower to load; the file may then change while the server runs)")
-	fs.String(&o.apiKey, "api-key", "KEY", "", "require \"Authorization: Bearer KEY\" (also read from $GGML_SERVER_API_KEY)")
+	fs.String(&o.apiKey, "api-key", "KEY", "", "require \"Authorization: Bearer KEY\" or \"x-api-key: KEY\" (also read from $GGML_SERVER_API_KEY)")
 	fs.Int64(&o.maxBody, "max-body", "BYTES", 4<<20, "largest request body accepted (413 above)")
 	fs.Int(&o.queue, "queue", "N", 64, "requests that may wait for a slot (429 with Retry-After above)")
 	fs.Duration(&o.timeout, "timeout", "DURATION", 10*time.Minute, "per-request time limit, queueing included")
