@@ -24,5 +24,8 @@
 //	_, err := b.WriteTo(w) // a GGUF v3 file
 //
 // The package does not use cgo and does not depend on the ggml bindings; its tensor type
-// ids and block sizes mirror enum ggml_type of the C library.
+// ids and block sizes mirror enum ggml_type of the C library, and it also knows the types that
+// ggml added after that version (BF16, IQ4_NL, IQ4_XS, TQ1_0, ...), so that today's files
+// parse. Ids 18 to 20 changed meaning in ggml in February 2024; Read decides by the file's
+// layout (see Redefined).
 package gguf
