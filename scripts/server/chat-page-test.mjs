@@ -7,6 +7,14 @@ const exe = process.env.CHROMIUM || "/usr/bin/chromium";
 const browser = await chromium.launch({ executablePath: exe, args: ["--no-sandbox", "--disable-gpu"] });
 try {
   const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  // The tiny default model writes the whole reply in a fraction of a second, and on a loaded
+  // 2-core machine Chromium then sometimes hands the page all of it in one read (CI: 1-2 steps
+  // in both tries of one run). Throttling the page's downloads to 16 KB/s (DevTools' network
+  // emulation) spreads the stream's ~25 KB of events over about 1.5 s, so that the page's
+  // reader sees it arrive in pieces whatever the scheduling.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Network.enable");
+  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: 16 * 1024, uploadThroughput: -1 });
   page.on("pageerror", e => { console.error("page error:", e.message); process.exitCode = 1; });
   await page.goto(base + "/");
   await page.fill("#key", key);
