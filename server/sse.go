@@ -38,46 +38,49 @@ type namedEvent struct {
 
 type sseBatch []namedEvent
 
-// send writes one event with v as JSON (nothing for nil), or the named events of sseBatch.
+// send writes one event with v as JSON (nothing for nil), or the named events of sseBatch
+// together.
 func (s *sseWriter) send(v any) error {
+	var buf []byte
 	switch v := v.(type) {
 	case nil:
 		return nil
 	case sseBatch:
-		if len(v) == 0 {
-			return nil
-		}
-		s.start()
-		var buf []byte
 		for _, e := range v {
 			b, err := json.Marshal(e.data)
 			if err != nil {
 				return err
 			}
-			buf = append(buf, "event: "...)
-			buf = append(buf, e.name...)
-			buf = append(buf, "\ndata: "...)
-			buf = append(buf, b...)
-			buf = append(buf, "\n\n"...)
+			buf = appendEvent(buf, e.name, b)
 		}
-		if _, err := s.w.Write(buf); err != nil {
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
 			return err
 		}
-		return s.rc.Flush()
+		buf = appendEvent(buf, "", b)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return s.raw(b)
+	return s.write(buf)
 }
 
-func (s *sseWriter) raw(b []byte) error {
-	s.start()
-	buf := make([]byte, 0, len(b)+8)
+// appendEvent appends one event: "event: name" (when named), "data: data", a blank line.
+func appendEvent(buf []byte, name string, data []byte) []byte {
+	if name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
+	}
 	buf = append(buf, "data: "...)
-	buf = append(buf, b...)
-	buf = append(buf, "\n\n"...)
+	buf = append(buf, data...)
+	return append(buf, "\n\n"...)
+}
+
+// write sends buf (whole events) and flushes; nothing for an empty buf.
+func (s *sseWriter) write(buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	s.start()
 	if _, err := s.w.Write(buf); err != nil {
 		return err
 	}
@@ -85,4 +88,4 @@ func (s *sseWriter) raw(b []byte) error {
 }
 
 // done writes the final "data: [DONE]".
-func (s *sseWriter) done() error { return s.raw([]byte("[DONE]")) }
+func (s *sseWriter) done() error { return s.write(appendEvent(nil, "", []byte("[DONE]"))) }
