@@ -181,6 +181,7 @@ func run(args []string, log io.Writer) error {
 
 	start := time.Now()
 	startStep := t.Step()
+	var lastPerStep time.Duration // of the last chunk; 0 before the first
 	fitted := c.budget <= 0 || c.resume
 	checkpoint := func() error {
 		if err := t.SaveCheckpoint(c.out); err != nil {
@@ -200,20 +201,25 @@ func run(args []string, log io.Writer) error {
 			chunk = min(chunk, 20)
 		}
 		if c.maxTime > 0 {
-			// stop near -max-time: no longer chunk than the time left allows
-			if t.Step() == startStep {
+			// stop near -max-time: chunks sized by the speed of the last one, and no longer
+			// than half the time left, so that a machine that slows down (other work on its
+			// cores) overshoots by little more than one short chunk
+			if lastPerStep == 0 {
 				chunk = min(chunk, 20)
 			} else {
-				perStep := time.Since(start) / time.Duration(t.Step()-startStep)
-				chunk = min(chunk, int((c.maxTime-time.Since(start))/perStep))
+				chunk = min(chunk, int((c.maxTime-time.Since(start))/2/lastPerStep))
 				if chunk < 1 {
 					fmt.Fprintf(log, "stopping after %s (-max-time) at step %d\n", time.Since(start).Round(time.Second), t.Step())
 					break
 				}
 			}
 		}
+		chunkStart, stepBefore := time.Now(), t.Step()
 		if err := t.Train(chunk); err != nil {
 			return err
+		}
+		if n := t.Step() - stepBefore; n > 0 {
+			lastPerStep = max(time.Since(chunkStart)/time.Duration(n), time.Nanosecond)
 		}
 		if !fitted {
 			fitted = true

@@ -6,9 +6,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/internal/cli"
@@ -100,13 +101,17 @@ func TestMaxTime(t *testing.T) {
 	root := corpus(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var log bytes.Buffer
-	start := time.Now()
 	err := run([]string{"-corpus", root, "-holdout", "gamma", "-out", out, "-vocab", "280", "-embd", "32", "-layers", "1",
 		"-heads", "2", "-ctx", "16", "-batch", "1", "-steps", "1000000", "-save-every", "100000", "-eval-every", "0",
 		"-max-time", "1s", "-log-every", "100000", "-type", ""}, &log)
 	require.NoError(t, err, log.String())
-	assert.Contains(t, log.String(), "stopping after")
-	assert.Less(t, time.Since(start), 20*time.Second)
+	// not a timed test (a loaded machine may be slow): the run stops on its own, long before
+	// its million steps, and leaves a checkpoint to resume from
+	m := regexp.MustCompile(`stopping after \S+ \(-max-time\) at step (\d+)`).FindStringSubmatch(log.String())
+	require.NotNil(t, m, log.String())
+	step, _ := strconv.Atoi(m[1])
+	assert.Positive(t, step)
+	assert.Less(t, step, 1000000)
 	assert.FileExists(t, filepath.Join(out, "checkpoint.gguf"))
 }
 
