@@ -111,6 +111,8 @@ func (g *genSeq) step(logits []float32) (Piece, bool, error) {
 func (g *genSeq) finish(p Piece, why FinishReason) Piece {
 	if why != FinishStop {
 		p.Text += g.text.flush()
+	} else {
+		p.Stop = g.text.matched()
 	}
 	p.Finish = why
 	if !g.genStart.IsZero() {

@@ -95,6 +95,7 @@ func TestGenerate(t *testing.T) {
 		got, _ := joined(ps)
 		assert.Equal(t, text[:strings.Index(text, stop)], got)
 		assert.Equal(t, FinishStop, ps[len(ps)-1].Finish)
+		assert.Equal(t, stop, ps[len(ps)-1].Stop, "the last piece names the stop string")
 		break
 	}
 

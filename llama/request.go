@@ -83,6 +83,7 @@ type Piece struct {
 	// Request.TopLogprobs most likely alternatives.
 	Logprobs []sampling.Logprobs
 	Finish   FinishReason // "" except on the last piece
+	Stop     string       // with FinishStop: the stop string that ended the generation
 	Usage    Usage        // on the last piece
 }
 

@@ -35,6 +35,9 @@ func (s *textStream) feed(b []byte) (string, bool) {
 	return out, false
 }
 
+// matched returns the stop string that ended the text, or "".
+func (s *textStream) matched() string { return s.stop.Matched() }
+
 // flush returns everything held back, at the end of generation.
 func (s *textStream) flush() string {
 	s.pending = append(s.pending, s.stop.Flush()...)

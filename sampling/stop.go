@@ -84,6 +84,14 @@ func (m *StopMatcher) Stopped() (bool, int) {
 	return true, m.which
 }
 
+// Matched returns the stop string that was found, or "" before one is.
+func (m *StopMatcher) Matched() string {
+	if !m.stopped {
+		return ""
+	}
+	return string(m.stops[m.which])
+}
+
 // Flush returns the held-back bytes, for the end of generation without a stop string, and
 // empties the buffer.
 func (m *StopMatcher) Flush() []byte {

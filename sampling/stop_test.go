@@ -62,6 +62,7 @@ func TestStopMatcherStateAndFlush(t *testing.T) {
 	stopped, which := m.Stopped()
 	assert.False(t, stopped)
 	assert.Equal(t, -1, which)
+	assert.Empty(t, m.Matched())
 	assert.Equal(t, "#", string(m.Flush()))
 	assert.Zero(t, m.Pending())
 
@@ -74,11 +75,13 @@ func TestStopMatcherStateAndFlush(t *testing.T) {
 	stopped, which = m.Stopped()
 	assert.True(t, stopped)
 	assert.Equal(t, 1, which)
+	assert.Equal(t, "###", m.Matched())
 	out, stop = m.Feed([]byte("more"))
 	assert.True(t, stop)
 	assert.Empty(t, out, "nothing after a stop")
 
 	m.Reset()
+	assert.Empty(t, m.Matched())
 	out, stop = m.Feed([]byte("again"))
 	assert.False(t, stop)
 	assert.Equal(t, "again", string(out))

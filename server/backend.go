@@ -97,6 +97,7 @@ const (
 // Result is the end of a generation.
 type Result struct {
 	FinishReason     string
+	StopSequence     string // the stop string that ended the generation, if one did
 	PromptTokens     int
 	CompletionTokens int
 }

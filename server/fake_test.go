@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,11 @@ func (f *fakeBackend) Generate(ctx context.Context, req GenerateRequest, emit fu
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if slices.Contains(req.Stop, w) {
+			// a whole reply word may be a stop string (the real backend finds them anywhere)
+			res.FinishReason, res.StopSequence = FinishStop, w
+			return res, nil
 		}
 		res.CompletionTokens++
 		p := Piece{Text: w, Tokens: i + 1}

@@ -28,6 +28,12 @@ type streamEnder interface {
 	end(reason string, u *Usage) any
 }
 
+// stopReporter is a format that says which stop string ended a generation (the Messages
+// API's stop_sequence); generate tells it before the response or the last events.
+type stopReporter interface {
+	setStopSequence(s string)
+}
+
 // streamErrorer is a format with its own event for an error after the stream started.
 type streamErrorer interface {
 	streamError(e *APIError) any
@@ -150,6 +156,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g GenerateRequ
 				}
 			}
 		}
+	}
+	if sr, ok := f.(stopReporter); ok && reason == FinishStop {
+		sr.setStopSequence(res.StopSequence)
 	}
 	if sse == nil {
 		writeJSON(w, f.whole(text, calls, lps, reason, u))

@@ -240,7 +240,7 @@ func (b *LlamaBackend) Generate(ctx context.Context, req GenerateRequest, emit f
 				res.FinishReason = FinishStop
 				res.CompletionTokens-- // the end-of-generation token is no content
 			default:
-				res.FinishReason = FinishStop
+				res.FinishReason, res.StopSequence = FinishStop, p.Stop
 			}
 		}
 		if p.Text != "" || p.Finish != "" && len(pending) > 0 {

@@ -295,8 +295,19 @@ type messagesFormat struct {
 	id           string
 	model        string
 	promptTokens int
-	blocks       int  // content blocks started so far (the index of the next)
-	textOpen     bool // a text block is open
+	blocks       int    // content blocks started so far (the index of the next)
+	textOpen     bool   // a text block is open
+	stopSeq      string // the stop string that ended the generation (stopReporter)
+}
+
+func (f *messagesFormat) setStopSequence(s string) { f.stopSeq = s }
+
+// stopSequence is the message's stop_sequence: the stop string, or null.
+func (f *messagesFormat) stopSequence() any {
+	if f.stopSeq == "" {
+		return nil
+	}
+	return f.stopSeq
 }
 
 func (f *messagesFormat) ev(name string, fields map[string]any) namedEvent {
@@ -310,16 +321,18 @@ func (f *messagesFormat) message(content []any, stop any, u *Usage) map[string]a
 		usage["input_tokens"], usage["output_tokens"] = u.PromptTokens, u.CompletionTokens
 	}
 	return map[string]any{"id": f.id, "type": "message", "role": "assistant", "model": f.model, "content": content,
-		"stop_reason": stop, "stop_sequence": nil, "usage": usage}
+		"stop_reason": stop, "stop_sequence": f.stopSequence(), "usage": usage}
 }
 
 // stopReason is Anthropic's stop_reason of a finish reason.
-func stopReason(reason string) string {
-	switch reason {
-	case FinishLength:
+func (f *messagesFormat) stopReason(reason string) string {
+	switch {
+	case reason == FinishLength:
 		return "max_tokens"
-	case FinishToolCalls:
+	case reason == FinishToolCalls:
 		return "tool_use"
+	case f.stopSeq != "":
+		return "stop_sequence"
 	}
 	return "end_turn"
 }
@@ -387,7 +400,7 @@ func (f *messagesFormat) end(reason string, u *Usage) any {
 		out = u.CompletionTokens
 	}
 	return append(ev,
-		f.ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stopReason(reason), "stop_sequence": nil},
+		f.ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": f.stopReason(reason), "stop_sequence": f.stopSequence()},
 			"usage": map[string]int{"output_tokens": out}}),
 		f.ev("message_stop", map[string]any{}))
 }
@@ -404,7 +417,7 @@ func (f *messagesFormat) whole(text string, calls []chat.ToolCall, _ []TokenLogp
 	for _, c := range calls {
 		content = append(content, toolUse(c))
 	}
-	return f.message(content, stopReason(reason), u)
+	return f.message(content, f.stopReason(reason), u)
 }
 
 // anthropicErrorType is Anthropic's error type for an HTTP status.

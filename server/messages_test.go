@@ -8,11 +8,12 @@ import (
 
 // anthropicMessage is the part of a Messages API response the tests read.
 type anthropicReply struct {
-	ID         string `json:"id"`
-	Type       string `json:"type"`
-	Role       string `json:"role"`
-	StopReason string `json:"stop_reason"`
-	Content    []struct {
+	ID           string  `json:"id"`
+	Type         string  `json:"type"`
+	Role         string  `json:"role"`
+	StopReason   string  `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+	Content      []struct {
 		Type  string          `json:"type"`
 		Text  string          `json:"text"`
 		ID    string          `json:"id"`
@@ -43,7 +44,13 @@ func TestMessagesWhole(t *testing.T) {
 		t.Fatalf("prompt %q, want %q", p, want)
 	}
 	status, _, body = post(t, ts.URL+"/v1/messages", `{"max_tokens":2,"messages":[{"role":"user","content":"hi"}]}`)
-	if json.Unmarshal(body, &r) != nil || status != 200 || r.StopReason != "max_tokens" || r.Content[0].Text != "Hello," {
+	if json.Unmarshal(body, &r) != nil || status != 200 || r.StopReason != "max_tokens" || r.Content[0].Text != "Hello," || r.StopSequence != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	// a stop sequence names itself
+	status, _, body = post(t, ts.URL+"/v1/messages", `{"max_tokens":64,"stop_sequences":["never"," wor"],"messages":[{"role":"user","content":"hi"}]}`)
+	if json.Unmarshal(body, &r) != nil || status != 200 || r.StopReason != "stop_sequence" || r.StopSequence == nil || *r.StopSequence != " wor" ||
+		r.Content[0].Text != "Hello," {
 		t.Fatalf("%d %s", status, body)
 	}
 }
@@ -75,6 +82,11 @@ func TestMessagesStream(t *testing.T) {
 	md := ev[n-2].data
 	if md["delta"].(map[string]any)["stop_reason"] != "end_turn" || md["usage"].(map[string]any)["output_tokens"].(float64) != 5 {
 		t.Fatalf("message_delta %v", md)
+	}
+	ev = postStream(t, ts.URL+"/v1/messages", `{"max_tokens":64,"stream":true,"stop_sequences":["!"],"messages":[{"role":"user","content":"hi"}]}`)
+	d := ev[len(ev)-2].data["delta"].(map[string]any)
+	if d["stop_reason"] != "stop_sequence" || d["stop_sequence"] != "!" {
+		t.Fatalf("message_delta %v", ev[len(ev)-2].data)
 	}
 }
 

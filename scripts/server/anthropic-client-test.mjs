@@ -1,6 +1,6 @@
 // Drives a running ggml-server through Anthropic's Messages API (POST /v1/messages) with the
 // official @anthropic-ai/sdk (the key sent as x-api-key) and the AI SDK's Anthropic provider:
-// messages streamed and not, the stream helper, forced tool use and a tool result, token
+// messages streamed and not, the stream helper, stop sequences, forced tool use and a tool result, token
 // counting, and errors in Anthropic's shape.
 // Usage: node anthropic-client-test.mjs BASE_URL API_KEY
 import Anthropic from "@anthropic-ai/sdk";
@@ -55,6 +55,22 @@ await check("messages.stream helper: final message", async () => {
   const m = await stream.finalMessage();
   assert.equal(text, whole.content[0].text);
   assert.deepEqual(m.usage, whole.usage);
+});
+await check("stop_sequences: the text ends before it, stop_reason and stop_sequence name it (streamed too)", async () => {
+  const text = whole.content[0].text;
+  let stop = "";
+  for (let at = text.length >> 1; at + 2 <= text.length && !stop; at++) {
+    if (text.indexOf(text.slice(at, at + 2)) > 0) stop = text.slice(at, at + 2);
+  }
+  assert.ok(stop, "no stop string to pick in the reply " + JSON.stringify(text));
+  const m = await client.messages.create({ model: "default", max_tokens: 24, system: "You write Go.", messages, temperature: 0, stop_sequences: ["\u0000never", stop] });
+  assert.equal(m.content[0].text, text.slice(0, text.indexOf(stop)));
+  assert.equal(m.stop_reason, "stop_sequence");
+  assert.equal(m.stop_sequence, stop);
+  const final = await client.messages.stream({ model: "default", max_tokens: 24, system: "You write Go.", messages, temperature: 0, stop_sequences: [stop] }).finalMessage();
+  assert.equal(final.stop_reason, "stop_sequence");
+  assert.equal(final.stop_sequence, stop);
+  assert.equal(final.content[0].text, m.content[0].text);
 });
 const tools = [{ name: "get_weather", description: "Weather of a city", input_schema: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Rome"] } }, required: ["city"] } }];
 await check("forced tool use, then its result", async () => {
