@@ -555,8 +555,10 @@ static bool mm_gemm_plan(const struct ggml_tensor * dst, struct mm_gemm_plan * g
     const struct ggml_tensor * b = dst->src[1];
     memset(g, 0, sizeof(*g));
     g->packed = ggml_x_rp_is_packed(a, &g->rp);
-    const int64_t rp_max = ggml_x_rp16_kernel_of(ggml_x_gemm_kernels_active(), a->type) != NULL ?
-        MM_RP16_MAX_COLS : MM_RP_MAX_COLS;
+    // Q6_K's 16-row kernel serves decode batches; where prefill hands over to the GEMM stays
+    // where the 8-row kernel had it (not measured for Q6_K)
+    const int64_t rp_max = ggml_x_rp16_kernel_of(ggml_x_gemm_kernels_active(), a->type) != NULL &&
+        a->type != GGML_TYPE_Q6_K ? MM_RP16_MAX_COLS : MM_RP_MAX_COLS;
     if (g->packed && b->ne[1] <= rp_max) {
         return false; // the repack kernels
     }
@@ -746,7 +748,7 @@ static int mm_rp16_min_cols(enum ggml_type type) {
     if (e > 0) {
         return e;
     }
-    return type == GGML_TYPE_Q4_K ? 2 : 1;
+    return type == GGML_TYPE_Q6_K ? 2 : 1;
 }
 
 // blocks per piece of a column that phase 1 of mm_rp_forward prepares (a multiple of 16: the
@@ -864,8 +866,9 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // next pair (repack-avx512.c) and a contiguous walk per thread, they beat the 8-row kernel's
     // one stream for Q4_0 and Q8_0 from one column on (4096 x 4096 Q4_0, one column: 1 thread
     // 355-410 -> 293-376 us, 2 threads 195-210 -> 175-180 us; Q8_0 1 thread 660-750 -> 570-630
-    // us; tools/bench/bench-matvec.c), at half the instructions per weight; Q4_K's 16-row kernel
-    // (no such prefetch) still from 2 columns.
+    // us; tools/bench/bench-matvec.c), at half the instructions per weight; Q4_K's from one
+    // column too since its prefetch follows the pairs (repack-avx512.c); Q6_K's from 2 columns
+    // (with one, 2 threads: 80-81 % of the read bandwidth against 83-85 % for the 8-row kernel).
     // slices of blocks (a multiple of 4, a run) when one column set's activations exceed
     // rp_slice_bytes (gemm.h; measured: 8 columns of K = 5632, 45 KiB, streamed 14-16 GB/s per
     // thread against 18-21 at K = 2048)

@@ -25,7 +25,6 @@
 #include "ggml-quants.h"
 
 #include <immintrin.h>
-#include <stdlib.h>
 
 #define GXV __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define GXV_INLINE GXV __attribute__((always_inline)) static inline
@@ -443,7 +442,14 @@ GXV static void rp_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
 //    vpmulld per sub-block and column;
 //  - each line of both streams is also prefetched into L2 rpk16_pf_far ahead (without it the
 //    kernel, which now asks for a pair's 16 chunks at once, waited on memory: 20 % slower than
-//    before in the cold layer benchmark although 20 % faster on weights in L2).
+//    before in the cold layer benchmark although 20 % faster on weights in L2);
+//  - the near prefetch positions continue in the next pair past the end of the first group
+//    (rp16_pf_at, as rp16_cols), not in the second group, which the other stream reads already.
+//    bench-rp-kernels, cold, 16-row against 8-row in the same run, 1 / 2 / 4 / 8 columns:
+//    before 336 / 365 / 459 / 624 against 298 / 324 / 457 / 793; after 286 / 304 / 347 / 571
+//    against 294 / 323 / 442 / 816; so MUL_MAT now uses it from one column (bench-matvec 4096 x
+//    4096, one column, 2 threads: 69-71 % -> 74-75 % of the read bandwidth; TinyLlama-shaped
+//    Q4_K, 8 sequences: 281-284 -> 308-316 tokens/s, 1 sequence unchanged).
 // Measured (tools/bench/bench-cols.c, TinyLlama-shaped Q4_K layer, cold, interleaved with the
 // previous kernel): 1 thread 2 columns 1279-1394 -> 1182-1208 us, 8 columns 2128-2262 ->
 // 1961-2015; 2 threads 2 columns 650-716 -> 628-672, 8 columns 1122-1258 -> 1034-1086.
@@ -504,14 +510,17 @@ GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size
     const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
     // far prefetch position (as rp16_cols: past the end of the first group it continues in the
     // next pair, which MUL_MAT walks next)
+    struct rp16_pf pf_near = rp16_pf_at(grp, near, gs);
     struct rp16_pf pf_far = rp16_pf_at(grp, far, gs);
     for (int64_t b = 0; b < nblk; b++) {
         const uint8_t * kb = grp + (size_t) b * sb;
         const uint8_t * qb = kb + 128;
+        const uint8_t * pn = pf_near.base + pf_near.in;
+        rp16_pf_step(&pf_near, sb, gs);
 #pragma GCC unroll 18
         for (size_t l = 0; l < sb; l += 64) {
-            _mm_prefetch((const char *) kb + near + l, _MM_HINT_T0);
-            _mm_prefetch((const char *) kb + gs + near + l, _MM_HINT_T0);
+            _mm_prefetch((const char *) pn + l, _MM_HINT_T0);
+            _mm_prefetch((const char *) pn + gs + l, _MM_HINT_T0);
         }
         if (far != 0) {
             const uint8_t * pfar = pf_far.base + pf_far.in;
@@ -604,6 +613,127 @@ GXV static void rp16_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, siz
     }
 }
 
+// Q6_K on 16 rows (two groups in 512-bit vectors): rpk6_cols of repack-q6k.h with every step
+// widened, the same operations in the same order per row, so each row's result is bit for bit
+// the 8-row kernel's, at half the instructions per weight. Both streams are prefetched two
+// super-blocks ahead into L1 at positions that continue in the next pair (rp16_pf_at), a
+// quarter of the lines per step; no far prefetch (6144 and 12288 were no better, 12288 worse
+// with 2 and 4 columns). Measured (bench-rp-kernels, one thread, cycles per 16 rows x 256, cold
+// weights, alternating with the 8-row kernel): 3 columns 308 against 313, 5: 414 / 484, 7: 618 /
+// 932, 8: 642 / 888; 1 and 2 columns even (MUL_MAT uses it from 2). The TinyLlama-shaped output
+// matrix with 8 sequences (ggml-llama bench -np 8, 2 threads): 3.53 -> 2.66 ms per step.
+// (Without the pair-aware positions the prefetch of the last two super-blocks of each group
+// fell into the other stream's group: 16-row 601 against 373 for 8-row with 2 columns.)
+GXV_INLINE void rpk6_16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
+                             float * out) {
+    const int64_t k = nblk * QK_K;
+    const size_t sb = RPK6_SB;
+    const float * dx = (const float *) (set + ggml_x_rp_set_dx_off(k));
+    const int16_t * bsum = (const int16_t *) (set + ggml_x_rp_set_corr_off(k));
+    const size_t near = 2 * sb;
+    const __m512i m4  = _mm512_set1_epi8(15);
+    const __m512i m30 = _mm512_set1_epi8(0x30);
+    const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    __m512 acc[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        acc[c] = _mm512_setzero_ps();
+    }
+    // the prefetch position in the first streams of the pairs (rp16_pf_at): past the end of
+    // the first group it continues in the next pair, which MUL_MAT walks next
+    struct rp16_pf pf_near = rp16_pf_at(grp, near, gs);
+    for (int64_t b = 0; b < nblk; b++) {
+        const uint8_t * kb = grp + (size_t) b * sb;
+        const uint8_t * pn = pf_near.base + pf_near.in;
+        rp16_pf_step(&pf_near, sb, gs);
+        const int8_t * xq = (const int8_t *) set + (size_t) b * nc * QK_K;
+        __m512i isum[GGML_X_RP_COLS];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm512_setzero_si512();
+        }
+#pragma GCC unroll 1
+        for (int s = 0; s < 4; s++) { // half n = s / 2, chunks 4h..4h+3 with h = s % 2 (as rpk6_cols)
+            const int n = s / 2, h = s % 2;
+            const uint8_t * qs = kb + RPK6_HDR + 768*n + 96*4*h;
+            // a quarter of the super-block's lines per step, so that the misses spread out
+#pragma GCC unroll 7
+            for (int i = 0; i < 7; i++) {
+                const size_t l = (size_t) (7*s + i) * 64;
+                if (l < sb) {
+                    _mm_prefetch((const char *) pn + l, _MM_HINT_T0);
+                    _mm_prefetch((const char *) pn + gs + l, _MM_HINT_T0);
+                }
+            }
+#pragma GCC unroll 4
+            for (int f = 0; f < 4; f++) {
+                __m512i w[4];
+#pragma GCC unroll 4
+                for (int m = 0; m < 4; m++) {
+                    const __m512i x = rp_load2(qs + 96*m + 32*(f % 2), gs);
+                    const __m512i q = rp_load2(qs + 96*m + 64, gs);
+                    const __m512i hq = f == 0 ? _mm512_slli_epi16(q, 4) : f == 1 ? _mm512_slli_epi16(q, 2) :
+                                       f == 2 ? q : _mm512_srli_epi16(q, 2);
+                    w[m] = _mm512_ternarylogic_epi32(f < 2 ? x : _mm512_srli_epi16(x, 4), _mm512_and_si512(hq, m30), m4, 0xE4);
+                }
+                const int g = 8*n + 2*f + h;
+                const __m512i sc = _mm512_cvtepi8_epi32(rpk16_join8(kb + 16 + 8*g, kb + gs + 16 + 8*g));
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++) {
+                    const int8_t * x = xq + (size_t) c * QK_K + 128*n + 16*h + 32*f;
+                    __m512i d4 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                    for (int m = 0; m < 4; m++) {
+                        d4 = dpbusd_z(d4, w[m], x + 4*m);
+                    }
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(d4, sc));
+                }
+            }
+        }
+        // the - 32 (as rpk6_cols): lane r of sp[p] = (scale 2p, scale 2p + 1) of row r, as int16
+        __m512i sp[8];
+#pragma GCC unroll 8
+        for (int p = 0; p < 8; p++) {
+            const __m128i v0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *) (kb + 16 + 16*p)), pair);
+            const __m128i v1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *) (kb + gs + 16 + 16*p)), pair);
+            sp[p] = _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(v0), v1, 1));
+        }
+        const __m512 d = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) kb)), _mm_loadu_si128((const __m128i *) (kb + gs)), 1));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            const int16_t * bs = bsum + ((size_t) b * nc + (size_t) c) * (QK_K / 16);
+            int32_t bp[8];
+            memcpy(bp, bs, sizeof(bp));
+            __m512i m = _mm512_madd_epi16(sp[0], _mm512_set1_epi32(bp[0]));
+#pragma GCC unroll 7
+            for (int p = 1; p < 8; p++) {
+                m = _mm512_add_epi32(m, _mm512_madd_epi16(sp[p], _mm512_set1_epi32(bp[p])));
+            }
+            const __m512i t = _mm512_sub_epi32(isum[c], _mm512_slli_epi32(m, 5));
+            const __m512 yd = _mm512_set1_ps(dx[(size_t) b * nc + (size_t) c]);
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(d, yd), acc[c]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        _mm512_storeu_ps(out + c*2*GGML_X_RP_ROWS, acc[c]);
+    }
+}
+
+GXV static void rp16_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
+    switch (ncols) {
+        case 1:  rpk6_16_cols(nblk, 1, grp, gs, set, out); break;
+        case 2:  rpk6_16_cols(nblk, 2, grp, gs, set, out); break;
+        case 3:  rpk6_16_cols(nblk, 3, grp, gs, set, out); break;
+        case 4:  rpk6_16_cols(nblk, 4, grp, gs, set, out); break;
+        case 5:  rpk6_16_cols(nblk, 5, grp, gs, set, out); break;
+        case 6:  rpk6_16_cols(nblk, 6, grp, gs, set, out); break;
+        case 7:  rpk6_16_cols(nblk, 7, grp, gs, set, out); break;
+        default: rpk6_16_cols(nblk, 8, grp, gs, set, out); break;
+    }
+}
+
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     ggml_x_rp_setting(&rp_pf_near, "GGML_X_RP_PF");
     ggml_x_rp_setting(&rp_pf_far, "GGML_X_RP_FAR");
@@ -624,6 +754,7 @@ void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     k->rp16_q4_0 = rp16_q4_0_vnni;
     k->rp16_q8_0 = rp16_q8_0_vnni;
     k->rp16_q4_K = rp16_q4_K_vnni;
+    k->rp16_q6_K = rp16_q6_K_vnni;
     k->rp16r_q4_0 = rp16r_q4_0_vnni;
     k->rp16r_q8_0 = rp16r_q8_0_vnni;
     k->rp_slice_bytes = __atomic_load_n(&rp_slice, __ATOMIC_RELAXED);

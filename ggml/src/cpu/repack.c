@@ -624,6 +624,7 @@ ggml_x_rp16_kernel_t ggml_x_rp16_kernel_of(const struct ggml_x_gemm_kernels * k,
         case GGML_TYPE_Q4_0: return k->rp16_q4_0;
         case GGML_TYPE_Q8_0: return k->rp16_q8_0;
         case GGML_TYPE_Q4_K: return k->rp16_q4_K;
+        case GGML_TYPE_Q6_K: return k->rp16_q6_K;
         default:             return NULL;
     }
 }
