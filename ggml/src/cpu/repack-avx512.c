@@ -489,8 +489,11 @@ GXV_INLINE __m512i rpk16_scaled_add(__m512i isum, __m512i a, __m512i b, __m512i 
 // the far prefetch distance of rpk16_cols (0: none; GGML_X_RPK16_FAR); near it prefetches two
 // super-blocks ahead in each stream. Measured as RPK_PF_* below, 1 / 2 / 8 columns: far 24576
 // (the former default) 327 / 338 / 577, 12288: 305 / 314 / 555, none: 340 / 362 / 677; a
-// longer near distance only made it slower.
-static size_t rpk16_pf_far = GGML_X_FAR_DISTANCE;
+// longer near distance only made it slower. Since the near prefetch follows the pairs
+// (rp16_pf_at), none is best: 300 / 319 / 549 against 24576: 324 / 332 / 665, and bench-matvec
+// (4096 x 4096, one column, three rounds alternating) 1 thread 81-82 % -> 89-95 % of the read
+// bandwidth, 2 threads 82-84 % -> 86-91 %.
+static size_t rpk16_pf_far = 0;
 
 GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
                            float * out) {
