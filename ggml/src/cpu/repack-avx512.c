@@ -429,6 +429,20 @@ GXV static void rp_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, const
     RPK_ALL_COLS(rpk6_cols)
 }
 
+// the 16-row k-quant kernels (rpk16_cols, rpk6_16_cols) with all columns in one pass, as
+// RPK_ALL_COLS for the 8-row ones
+#define RPK16_ALL_COLS(cols)                                                       \
+    switch (ncols) {                                                               \
+        case 1:  cols(nblk, 1, grp, gs, set, out); break;                          \
+        case 2:  cols(nblk, 2, grp, gs, set, out); break;                          \
+        case 3:  cols(nblk, 3, grp, gs, set, out); break;                          \
+        case 4:  cols(nblk, 4, grp, gs, set, out); break;                          \
+        case 5:  cols(nblk, 5, grp, gs, set, out); break;                          \
+        case 6:  cols(nblk, 6, grp, gs, set, out); break;                          \
+        case 7:  cols(nblk, 7, grp, gs, set, out); break;                          \
+        default: cols(nblk, 8, grp, gs, set, out); break;                          \
+    }
+
 // Q4_K on 16 rows (two groups in 512-bit vectors), as rpk_cols of repack-q4k.h with every step
 // widened: the scales and mins are unpacked per group (256-bit, as there) and joined per
 // sub-block; the float steps are the same operations in the same order, so each row's result
@@ -604,16 +618,7 @@ GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size
 }
 
 GXV static void rp16_q4_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
-    switch (ncols) {
-        case 1:  rpk16_cols(nblk, 1, grp, gs, set, out); break;
-        case 2:  rpk16_cols(nblk, 2, grp, gs, set, out); break;
-        case 3:  rpk16_cols(nblk, 3, grp, gs, set, out); break;
-        case 4:  rpk16_cols(nblk, 4, grp, gs, set, out); break;
-        case 5:  rpk16_cols(nblk, 5, grp, gs, set, out); break;
-        case 6:  rpk16_cols(nblk, 6, grp, gs, set, out); break;
-        case 7:  rpk16_cols(nblk, 7, grp, gs, set, out); break;
-        default: rpk16_cols(nblk, 8, grp, gs, set, out); break;
-    }
+    RPK16_ALL_COLS(rpk16_cols)
 }
 
 // Q6_K on 16 rows (two groups in 512-bit vectors): rpk6_cols of repack-q6k.h with every step
@@ -725,16 +730,7 @@ GXV_INLINE void rpk6_16_cols(int64_t nblk, const int nc, const uint8_t * grp, si
 }
 
 GXV static void rp16_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
-    switch (ncols) {
-        case 1:  rpk6_16_cols(nblk, 1, grp, gs, set, out); break;
-        case 2:  rpk6_16_cols(nblk, 2, grp, gs, set, out); break;
-        case 3:  rpk6_16_cols(nblk, 3, grp, gs, set, out); break;
-        case 4:  rpk6_16_cols(nblk, 4, grp, gs, set, out); break;
-        case 5:  rpk6_16_cols(nblk, 5, grp, gs, set, out); break;
-        case 6:  rpk6_16_cols(nblk, 6, grp, gs, set, out); break;
-        case 7:  rpk6_16_cols(nblk, 7, grp, gs, set, out); break;
-        default: rpk6_16_cols(nblk, 8, grp, gs, set, out); break;
-    }
+    RPK16_ALL_COLS(rpk6_16_cols)
 }
 
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
