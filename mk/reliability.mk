@@ -3,8 +3,7 @@
 #   make test-sanitize   the library, every C test and the public conformance suite built with
 #                        ASan + UBSan (gcc, -fno-sanitize-recover=all: any report fails) in
 #                        build/asan/ (scripts/conformance-sanitize.sh; leaks are checked at exit),
-#                        then the Go tests with go test -asan -short (and UBSan in the cgo code), then
-#                        the model runs that -short skips, in full
+#                        then the Go tests with go test -asan (and UBSan in the cgo code)
 #   make test-valgrind   every C test (the ordinary build) under valgrind --leak-check=full;
 #                        definite or indirect leaks and memory errors fail. GGML_TEST_QUICK=1
 #                        shortens the slow tests (valgrind: scripts/ci-install.sh valgrind)
@@ -35,15 +34,9 @@ test-sanitize-conformance:
 		$(SAN_ENV) sh scripts/conformance-sanitize.sh $(CONFORMANCE) $(SAN_BUILD)/libggml.a "$(SAN_CC) $(SAN_FLAGS)"; \
 	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
 
-# -short: the slow tests that -short skips are pure-Go property loops (grammar, tokenizer: about
-# 80 s under -asan, where they check nothing that the plain runs of make test-slow do not) and the
-# model runs; the model runs (every shared model through the cgo library) run in full after.
-SAN_GO_ENV = $(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
-	CGO_LDFLAGS="-fsanitize=undefined"
-SAN_GO_MODEL_TESTS = ^(TestReferenceLogits|TestArchReferenceLogits|TestForwardMatchesFloat64|TestGenerateWithGrammar)$$
 test-sanitize-go:
-	$(SAN_GO_ENV) $(GO) test -asan -short ./...
-	$(SAN_GO_ENV) $(GO) test -asan -count=1 -run '$(SAN_GO_MODEL_TESTS)' ./llama
+	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
+		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan ./...
 
 # the C side (library, tests, then the conformance suite: one build folder, one after another)
 # and the Go side run side by side: go test -asan compiles the library again through cgo, one
