@@ -2,7 +2,7 @@
 // instruction floor (weights in L1) and what streaming its weights from memory adds (cold).
 //
 //   make bench-rp-kernels        (mk/bench.mk: builds build/bin/bench-rp-kernels and runs it)
-//   build/bin/bench-rp-kernels [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256] [k=2048]
+//   build/bin/bench-rp-kernels [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256] [kib=N] [k=2048]
 //                              [pf=NEAR:FAR,NEAR:FAR,...]
 //
 // Unlike the other benchmarks this one calls the library's internal kernel table
@@ -12,6 +12,8 @@
 //   hot   two groups of K = 1024 (at most 17 KiB for every type) used over and over: the
 //         kernel's own speed, with nothing waiting on memory;
 //   cold  groups of K = 2048 (k=) filling mib MiB (huge pages), walked once per repetition in pairs,
+//         or with kib= filling N KiB (to keep the weights in L2 or L3), walked as often as reads
+//         64 MiB per repetition,
 //         as MUL_MAT walks a thread's rows: what the weight stream costs on top.
 // The two kernels alternate in every repetition (so that drift on a shared machine hits both);
 // figures are medians. Printed: cycles per 16 rows x 256 elements (the clock is measured at the
@@ -23,10 +25,14 @@
 // pair in turn within every repetition, so that the settings compare on the same drift; rows
 // are then printed per setting.
 // Weights are quantized random rows (valid scales); activations are prepared as MUL_MAT does.
-// Read against the instruction floor: e.g. on Zen 5 (two 512-bit multiply pipes that vpdpbusd,
-// vmulps, vfmadd, vcvtdq2ps and vpbroadcastd all use) the Q4_0 16-row kernel with 8 columns does
-// per 16 rows x 32 elements 64 vpdpbusd and 32 of the others, at least 48 cycles: it measures
-// 50-55 hot and within a few % of that cold.
+// Read against the instruction floor: e.g. on Zen 5, vpdpbusd, vmulps, vfmadd and vpmaddwd share
+// two 512-bit multiply pipes, while vcvtdq2ps, vpandd and vpsrlw run beside them (measured next
+// to 8 independent vpdpbusd chains, 4.25 cycles per 8: 4 more of the former add 1.7 cycles, 4 of
+// the latter about 0.1). The Q4_0 16-row kernel with 8 columns does per 16 rows x 32 elements
+// 64 vpdpbusd and 8 (vmulps, vfmadd) pairs, so at least 40 cycles (320 per 16 x 256); it measures
+// 372-377 per 16 x 256 hot. What streaming the weights adds depends on where they come from
+// (kib=; 2026-12-05, K = 2048): about 7 % from L2 (64-512 KiB of
+// weights), 17-22 % from L3 (2-8 MiB), 21-58 % from memory, varying with the VM's load.
 
 #include "ggml.h"
 #include "ggml-quants.h"
@@ -141,7 +147,7 @@ static void set_prefetch(long near, long far) {
 
 int main(int argc, char ** argv) {
     const char * types = "q4_0,q8_0,q4_K,q6_K";
-    int cols[MAX_COLS] = { 1, 2, 4, 8 }, ncols = 4, reps = 7, mib = 256;
+    int cols[MAX_COLS] = { 1, 2, 4, 8 }, ncols = 4, reps = 7, mib = 256, kib = 0;
     long pf_near[MAX_PF], pf_far[MAX_PF];
     int npf = 0; // 0: the library's settings
     int kcold = 2048;
@@ -167,8 +173,10 @@ int main(int argc, char ** argv) {
             kcold = atoi(argv[i] + 2);
         } else if (strncmp(argv[i], "mib=", 4) == 0) {
             mib = atoi(argv[i] + 4);
+        } else if (strncmp(argv[i], "kib=", 4) == 0) {
+            kib = atoi(argv[i] + 4);
         } else {
-            fprintf(stderr, "usage: %s [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256] [pf=NEAR:FAR,...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [types=q4_0,q8_0,q4_K,q6_K] [cols=1,2,4,8] [reps=7] [mib=256] [kib=N] [k=2048] [pf=NEAR:FAR,...]\n", argv[0]);
             return 2;
         }
     }
@@ -178,6 +186,7 @@ int main(int argc, char ** argv) {
         return 2;
     }
     mib = mib < 16 ? 16 : mib;
+    const size_t cold_bytes = kib > 0 ? (size_t) kib << 10 : (size_t) mib << 20;
     for (int i = 0; i < ncols; i++) {
         if (cols[i] < 1 || cols[i] > MAX_COLS) {
             fprintf(stderr, "cols: 1..%d\n", MAX_COLS);
@@ -188,8 +197,8 @@ int main(int argc, char ** argv) {
     const struct ggml_x_gemm_kernels * kt = ggml_x_gemm_kernels_active();
     const double hz = clock_hz();
     printf("# bench-rp-kernels: level %s, clock %.2f GHz (dependent adds); medians of %d reps, the kernels alternating;\n"
-           "# hot: two groups of K = 1024 in L1; cold: %d MiB of groups of K = %d walked in pairs\n",
-           ggml_x_cpu_level_name(ggml_x_cpu_level()), hz * 1e-9, reps, mib, kcold);
+           "# hot: two groups of K = 1024 in L1; cold: %zu KiB of groups of K = %d walked in pairs\n",
+           ggml_x_cpu_level_name(ggml_x_cpu_level()), hz * 1e-9, reps, cold_bytes >> 10, kcold);
     printf("%-6s %4s %6s %5s %12s %8s %8s\n", "type", "cols", "kernel", "data", "cyc/16x256", "B/cyc", "GB/s");
     const enum ggml_type all[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
     for (size_t ti = 0; ti < sizeof(all) / sizeof(all[0]); ti++) {
@@ -207,7 +216,8 @@ int main(int argc, char ** argv) {
             size_t npair = 1, bytes = 2 * gs;
             uint8_t * w = pair;
             if (cold) {
-                npair = ((size_t) mib << 20) / (2 * gs);
+                npair = cold_bytes / (2 * gs);
+                npair = npair < 1 ? 1 : npair;
                 bytes = npair * 2 * gs;
                 const size_t huge = (size_t) 2 << 20;
                 w = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
@@ -216,14 +226,15 @@ int main(int argc, char ** argv) {
                     memcpy(w + p * 2 * gs, pair, 2 * gs);
                 }
             }
-            // hot: enough repetitions of the pair for about 1 ms
-            const int times = cold ? 1 : (int) (1e6 / (double) (2 * gs)) * 4 + 1;
+            // hot: enough repetitions of the pair for about 1 ms; cold with kib=: about 64 MiB read
+            const int times = !cold ? (int) (1e6 / (double) (2 * gs)) * 4 + 1 :
+                              kib > 0 ? (int) (1 + ((size_t) 64 << 20) / bytes) : 1;
             for (int ci = 0; ci < ncols; ci++) {
                 const int nc = cols[ci];
                 uint8_t * set = make_set(t, k, nc);
                 const int npass = npf > 0 ? npf : 1;
                 double s[2 * MAX_PF][MAX_REPS];
-                run_pass(kt, t, 8, nblk, nc, w, gs, npair, cold ? 1 : 16, set); // warm-up
+                run_pass(kt, t, 8, nblk, nc, w, gs, npair, cold ? times : 16, set); // warm-up
                 for (int r = 0; r < reps; r++) {
                     for (int pi = 0; pi < npass; pi++) {
                         if (npf > 0) {

@@ -9,8 +9,9 @@
 // of two groups side by side (rows 0..7 of group g in the low half, of g + 1 in the high half),
 // so the {1to16} broadcast still serves all lanes. On CPUs with full-width 512-bit units (this
 // machine: Zen 5) that halves the instructions per weight, which decides the speed with several
-// columns (the kernels are vpdpbusd-bound there: about 40-50 cycles per 16-row block with 8
-// columns, 64 vpdpbusd and 8 x (cvt, mul, fma) on the two VNNI/FMA pipes); with the prefetch of
+// columns (the kernels are vpdpbusd-bound there: 46-47 cycles per 16-row block with 8 columns
+// hot, 64 vpdpbusd and 8 x (mul, fma) on the two multiply pipes, at least 40; the cvt runs
+// beside them: tools/bench/bench-rp-kernels.c); with the prefetch of
 // each stream placed in the next pair (rp16_pf) they also beat the 8-row kernels' single stream
 // from one column on for Q4_0 and Q8_0, where memory is the limit (MUL_MAT picks, ops-mul-mat.c).
 // vpdpbusd wants unsigned weights: Q4_0 nibbles are 0..15 (the accumulator starts at the prepared
