@@ -18,6 +18,8 @@ set -u
 pkg=$1 target=$2 fuzztime=$3
 shift 3
 go=${GO:-go}
+# what a real finding prints besides the written input: a t.Fatal/t.Error line or a panic
+finding='^\s+[a-z_]+_test\.go:[0-9]+:|panic:'
 for attempt in 1 2; do
 	log=$(mktemp)
 	"$go" test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$@" 2>&1 | tee "$log"
@@ -26,7 +28,7 @@ for attempt in 1 2; do
 		rm -f "$log"
 		exit 0
 	fi
-	if grep -q 'terminated unexpectedly while minimizing' "$log" && ! grep -qE '^\s+[a-z_]+_test\.go:[0-9]+:|panic:' "$log"; then
+	if grep -q 'terminated unexpectedly while minimizing' "$log" && ! grep -qE "$finding" "$log"; then
 		input=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | head -1)
 		if [ -n "$input" ] && "$go" test "$pkg" -count=1 -run "^${target}\$/^$(basename "$input")\$" "$@"; then
 			rm -f "$log" "${pkg%/}/$input"
@@ -35,7 +37,7 @@ for attempt in 1 2; do
 		fi
 	fi
 	if grep -q 'Failing input written to' "$log" || ! grep -q 'context deadline exceeded' "$log" ||
-		grep -qE '^\s+[a-z_]+_test\.go:[0-9]+:|panic:' "$log"; then
+		grep -qE "$finding" "$log"; then
 		rm -f "$log"
 		echo "fuzz.sh: $target failed (exit $rc)" >&2
 		exit "$rc"

@@ -294,12 +294,17 @@ GXV_INLINE void rp16_pf_step(struct rp16_pf * p, size_t step, size_t gs) {
     }
 }
 
-// lines l0 .. l1-1 from p of both streams of a pair, into L1
-GXV_INLINE void rp16_pf_lines(const uint8_t * p, size_t gs, size_t l0, size_t l1) {
+// lines l0 .. l1-1 from p of both streams of a pair, into L1 (or into L2: to_l2)
+GXV_INLINE void rp16_pf_lines(const uint8_t * p, size_t gs, size_t l0, size_t l1, const bool to_l2) {
 #pragma GCC unroll 18
     for (size_t l = l0; l < l1; l++) {
-        _mm_prefetch((const char *) p + l * 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) p + gs + l * 64, _MM_HINT_T0);
+        if (to_l2) {
+            _mm_prefetch((const char *) p + l * 64, _MM_HINT_T1);
+            _mm_prefetch((const char *) p + gs + l * 64, _MM_HINT_T1);
+        } else {
+            _mm_prefetch((const char *) p + l * 64, _MM_HINT_T0);
+            _mm_prefetch((const char *) p + gs + l * 64, _MM_HINT_T0);
+        }
     }
 }
 
@@ -337,20 +342,16 @@ GXV_INLINE void rp16_cols(int64_t nblk, int64_t b_beg, int64_t b_end, const int 
         rp16_pf_step(&pf_far, 4 * bs8, gs);
         const size_t nl = (4 * bs8 + 63) / 64; // lines of a run, per stream
         if (!spread) {
-            rp16_pf_lines(pn, gs, 0, nl);
+            rp16_pf_lines(pn, gs, 0, nl, false);
         }
         if (far != 0) {
-#pragma GCC unroll 18
-            for (size_t o = 0; o < 4 * bs8; o += 64) {
-                _mm_prefetch((const char *) pfar + o, _MM_HINT_T1);
-                _mm_prefetch((const char *) pfar + gs + o, _MM_HINT_T1);
-            }
+            rp16_pf_lines(pfar, gs, 0, nl, true);
         }
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
             const int64_t b = b0 + i;
             if (spread) { // a quarter of the run's lines before each of its blocks
-                rp16_pf_lines(pn, gs, ((size_t) i * nl + 3) / 4, ((size_t) (i + 1) * nl + 3) / 4);
+                rp16_pf_lines(pn, gs, ((size_t) i * nl + 3) / 4, ((size_t) (i + 1) * nl + 3) / 4, false);
             }
             rp16_block(nc, run + (size_t) i * qb8, run + 4 * qb8 + (size_t) i * 16, gs,
                        (const int8_t *) set + (size_t) b * nc * QK8_0, corr + b*nc, dx + b*nc, acc, q4);
