@@ -17,7 +17,8 @@ import (
 // AttnMasked computes what MulMat, SoftMaxExt and MulMat compute on the same operands (the
 // graph llama builds for attention), for F16 and F32 caches, grouped-query layouts whose
 // groups fill, split or leave part of the 8 SIMD lanes, odd head sizes, soft-capping, a mask
-// with holes, and a token whose mask hides every cell (zeros). The AVX-512 kernel (head sizes
+// with holes, and a token whose mask hides every cell (zeros); quantized keys (a cache made with
+// -ctk), against the same graph on the keys decoded to F32. The AVX-512 kernel (head sizes
 // that are multiples of 16) runs by default on machines that have it;
 // TestAttnMaskedAtLowerLevels runs this test again at the levels below.
 func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
@@ -28,32 +29,45 @@ func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 		d, dv, h, hk, n  int64
 		cells, cacheCell int64 // cells attended, cells in the cache (the views' stride)
 		softcap          float32
+		kt               Type // K's type when it is quantized (0: typ)
 	}{
-		{TypeF16, 64, 64, 32, 4, 8, 37, 64, 0},
-		{TypeF32, 64, 64, 32, 4, 3, 37, 40, 0},
-		{TypeF16, 16, 16, 3, 3, 4, 21, 32, 0},  // one head per KV head
-		{TypeF16, 20, 12, 6, 2, 5, 19, 19, 0},  // 3 heads per KV head, head sizes not multiples of 8
-		{TypeF32, 8, 8, 24, 2, 2, 9, 16, 0},    // 12 heads per KV head: 8 + 4 lanes
-		{TypeF16, 32, 32, 8, 2, 3, 50, 64, 30}, // soft-capping
-		{TypeF16, 8, 8, 8, 4, 1, 32, 64, 0},
-		{TypeF16, 8, 8, 8, 4, 1, 17, 64, 0},
-		{TypeF16, 8, 8, 8, 4, 1, 16, 64, 0},
-		{TypeF32, 8, 8, 2, 1, 1, 30, 30, 0}, // a partial block with holes (see below)
+		{TypeF16, 64, 64, 32, 4, 8, 37, 64, 0, 0},
+		{TypeF32, 64, 64, 32, 4, 3, 37, 40, 0, 0},
+		{TypeF16, 16, 16, 3, 3, 4, 21, 32, 0, 0},  // one head per KV head
+		{TypeF16, 20, 12, 6, 2, 5, 19, 19, 0, 0},  // 3 heads per KV head, head sizes not multiples of 8
+		{TypeF32, 8, 8, 24, 2, 2, 9, 16, 0, 0},    // 12 heads per KV head: 8 + 4 lanes
+		{TypeF16, 32, 32, 8, 2, 3, 50, 64, 30, 0}, // soft-capping
+		{TypeF16, 8, 8, 8, 4, 1, 32, 64, 0, 0},
+		{TypeF16, 8, 8, 8, 4, 1, 17, 64, 0, 0},
+		{TypeF16, 8, 8, 8, 4, 1, 16, 64, 0, 0},
+		{TypeF32, 8, 8, 2, 1, 1, 30, 30, 0, 0}, // a partial block with holes (see below)
 		// the AVX-512 kernel (head sizes multiples of 16) with every head rounding: 16 heads per
 		// KV head over runs of consecutive cells; 20 (two passes of 16); 5 (rounded to 8); 2, with
 		// a value size that leaves part of its 8 rows per pass; 1; a head size of 128
-		{TypeF16, 64, 64, 32, 2, 1, 100, 128, 0},
-		{TypeF16, 32, 24, 40, 2, 3, 70, 70, 0},
-		{TypeF16, 16, 16, 5, 1, 1, 33, 40, 0},
-		{TypeF32, 16, 10, 6, 3, 2, 45, 48, 0},
-		{TypeF32, 64, 64, 7, 7, 4, 20, 20, 0},
-		{TypeF16, 128, 128, 8, 1, 2, 40, 40, 0},
+		{TypeF16, 64, 64, 32, 2, 1, 100, 128, 0, 0},
+		{TypeF16, 32, 24, 40, 2, 3, 70, 70, 0, 0},
+		{TypeF16, 16, 16, 5, 1, 1, 33, 40, 0, 0},
+		{TypeF32, 16, 10, 6, 3, 2, 45, 48, 0, 0},
+		{TypeF32, 64, 64, 7, 7, 4, 20, 20, 0, 0},
+		{TypeF16, 128, 128, 8, 1, 2, 40, 40, 0, 0},
+		// quantized keys with F16 or F32 values: every kernel's row decoding, grouped queries,
+		// soft-capping, head sizes of one block (the scalar kernel) and of several
+		{TypeF16, 64, 64, 32, 4, 8, 37, 64, 0, TypeQ8_0},
+		{TypeF32, 64, 64, 8, 2, 3, 45, 48, 0, TypeQ4_0},
+		{TypeF16, 32, 24, 40, 2, 3, 70, 70, 30, TypeQ5_1},
+		{TypeF16, 128, 128, 8, 1, 2, 40, 40, 0, TypeQ4_1},
+		{TypeF32, 32, 32, 6, 3, 2, 19, 24, 0, TypeQ5_0},
+		{TypeF16, 256, 64, 4, 2, 1, 33, 33, 0, TypeQ4_K},
 	} {
-		name := fmt.Sprintf("%s/d%d/h%d:%d/n%d/cap%g", tc.typ, tc.d, tc.h, tc.hk, tc.n, tc.softcap)
+		kt := tc.typ
+		if tc.kt != 0 {
+			kt = tc.kt
+		}
+		name := fmt.Sprintf("%s/k%s/d%d/h%d:%d/n%d/cap%g", tc.typ, kt, tc.d, tc.h, tc.hk, tc.n, tc.softcap)
 		t.Run(name, func(t *testing.T) {
 			ctx := newCtx(t, Params{MemSize: 64 << 20})
 			kw, vw := tc.d*tc.hk, tc.dv*tc.hk
-			kcache := ctx.NewTensor1D(tc.typ, kw*tc.cacheCell)
+			kcache := ctx.NewTensor1D(kt, kw*tc.cacheCell)
 			vcache := ctx.NewTensor1D(tc.typ, vw*tc.cacheCell)
 			q := ctx.NewTensor3D(TypeF32, tc.d, tc.h, tc.n)
 			mask := ctx.NewTensor2D(TypeF32, tc.cells, tc.n)
@@ -64,7 +78,17 @@ func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 				}
 				require.NoError(t, tt.SetFloat32(x))
 			}
-			fill(kcache, kw*tc.cacheCell, 1)
+			if kt == tc.typ {
+				fill(kcache, kw*tc.cacheCell, 1)
+			} else {
+				x := make([]float32, kw*tc.cacheCell)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				b, err := Quantize(kt, x, int(tc.d))
+				require.NoError(t, err)
+				require.NoError(t, kcache.SetBytes(b))
+			}
 			fill(vcache, vw*tc.cacheCell, 1)
 			fill(q, tc.d*tc.h*tc.n, 0.5)
 			m := make([]float32, tc.cells*tc.n)
@@ -89,12 +113,16 @@ func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 			}
 			require.NoError(t, mask.SetFloat32(m))
 			es := tc.typ.RowSize(1)
-			kc := ctx.View3D(kcache, tc.d, tc.cells, tc.hk, tc.typ.RowSize(kw), tc.typ.RowSize(tc.d), 0)
+			kc := ctx.View3D(kcache, tc.d, tc.cells, tc.hk, kt.RowSize(kw), kt.RowSize(tc.d), 0)
 			vc := ctx.View3D(vcache, tc.cells, tc.dv, tc.hk, uint64(tc.cacheCell)*es, uint64(tc.cacheCell*tc.dv)*es, 0)
 			scale := float32(1 / math.Sqrt(float64(tc.d)))
 
 			got := ctx.AttnMasked(q, kc, vc, mask, scale, tc.softcap)
-			kq := ctx.MulMat(kc, ctx.Permute(q, 0, 2, 1, 3))
+			kref := kc
+			if kt != tc.typ { // the reference reads the keys decoded, as the node does
+				kref = ctx.Cpy(kc, ctx.NewTensor3D(TypeF32, tc.d, tc.cells, tc.hk))
+			}
+			kq := ctx.MulMat(kref, ctx.Permute(q, 0, 2, 1, 3))
 			if tc.softcap > 0 {
 				kq = ctx.Scale(ctx.Tanh(ctx.Scale(kq, 1/tc.softcap)), tc.softcap)
 			}
@@ -173,9 +201,11 @@ func TestAttnMaskedRejectsBadOperands(t *testing.T) {
 		t.Fatal("AttnMasked accepted 6 query heads over 4 KV heads")
 	}
 	k2 := ctx.NewTensor3D(TypeF16, 16, 10, 2)
-	v32 := ctx.NewTensor3D(TypeF32, 10, 16, 2)
-	if e := panicError(func() { ctx.AttnMasked(q, k2, v32, mask, 0.25, 0) }); e == nil {
-		t.Fatal("AttnMasked accepted an F16 k with an F32 v")
+	vq := ctx.NewTensor3D(TypeQ8_0, 32, 16, 2) // (transposed values cannot be quantized by cells)
+	mask32 := ctx.NewTensor2D(TypeF32, 32, 2)
+	k32 := ctx.NewTensor3D(TypeF16, 16, 32, 2)
+	if e := panicError(func() { ctx.AttnMasked(q, k32, vq, mask32, 0.25, 0) }); e == nil {
+		t.Fatal("AttnMasked accepted a quantized v")
 	}
 	small := ctx.NewTensor2D(TypeF32, 9, 2)
 	v2 := ctx.NewTensor3D(TypeF16, 10, 16, 2)

@@ -387,14 +387,15 @@ func TestDecodeContextFull(t *testing.T) {
 }
 
 // The state of a sequence saved from one context and restored into another sequence of
-// another context continues as the original does.
+// another context continues as the original does, for F32, F16 and q8_0 keys; a context whose
+// cache has other types refuses it, naming them.
 func TestSeqStateRoundTrip(t *testing.T) {
 	leakCheck(t)
-	m, err := Load(tinyModel(t, RandomConfig{Seed: 6, NHead: 4, NHeadKV: 2}), Options{Threads: 2})
+	m, err := Load(tinyModel(t, RandomConfig{Seed: 6, NEmbd: 128, NHead: 4, NHeadKV: 2}), Options{Threads: 2})
 	require.NoError(t, err)
 	defer m.Close()
-	for _, f32 := range []bool{true, false} {
-		opt := ContextOptions{NCtx: 64, KVF32: f32}
+	opts := []ContextOptions{{NCtx: 64, KVF32: true}, {NCtx: 64}, {NCtx: 64, TypeK: CacheQ8_0}}
+	for o, opt := range opts {
 		a, err := m.NewContext(opt)
 		require.NoError(t, err)
 		prompt := []int32{1, 20, 21, 22, 23, 24, 25}
@@ -418,7 +419,7 @@ func TestSeqStateRoundTrip(t *testing.T) {
 		batch.Clear()
 		batch.Add(99, len(prompt), 3, true)
 		require.NoError(t, b.Decode(&batch))
-		assert.Equal(t, want, b.Logits(0), "F32 KV %v", f32)
+		assert.Equal(t, want, b.Logits(0), "%+v", opt)
 
 		// damaged or foreign states are refused without changing anything
 		used := b.Used()
@@ -426,9 +427,12 @@ func TestSeqStateRoundTrip(t *testing.T) {
 			assert.Error(t, b.SetSeqState(4, bad))
 		}
 		assert.Equal(t, used, b.Used())
-		other, err := m.NewContext(ContextOptions{NCtx: 64, KVF32: !f32})
+		other, err := m.NewContext(opts[(o+1)%len(opts)])
 		require.NoError(t, err)
 		assert.ErrorContains(t, other.SetSeqState(0, state), "another cache")
+		if opt.TypeK == CacheQ8_0 {
+			assert.ErrorContains(t, other.SetSeqState(0, state), "K q8_0, V f16")
+		}
 		other.Close()
 		b.Close()
 	}

@@ -137,10 +137,10 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 	hd, hdv, nh, nhkv := int64(h.HeadDim()), int64(h.headDimV()), int64(h.NHead), int64(h.NHeadKV)
 	kw, vw := int64(kv.kWidth), int64(kv.vWidth)
 	nCtx, nKV := int64(kv.nCtx), int64(s.nKV)
-	esz := kv.typ.RowSize(1)
+	esz := kv.typV.RowSize(1)
 
 	// store K and V of the new tokens in their cells
-	kView := ctx.View1D(kv.k[il], n*kw, kv.typ.RowSize(kw)*uint64(s.kvHead))
+	kView := ctx.View1D(kv.k[il], n*kw, kv.typK.RowSize(kw)*uint64(s.kvHead))
 	vView := ctx.View2D(kv.v[il], n, vw, uint64(nCtx)*esz, uint64(s.kvHead)*esz)
 	kCpy := ctx.Cpy(k, kView)
 	if ne := v.Ne(); ne[0] != vw || ne[1] != n || ne[2] != 1 || ne[3] != 1 {
@@ -162,13 +162,13 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 	}
 	if b.fused(il) {
 		// one node that visits only the cells each token's mask lets through
-		kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typ.RowSize(kw), kv.typ.RowSize(hd), 0)
+		kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typK.RowSize(kw), kv.typK.RowSize(hd), 0)
 		vc := ctx.View3D(kv.v[il], nKV, hdv, nhkv, uint64(nCtx)*esz, uint64(nCtx)*uint64(hdv)*esz, 0)
 		kqv := ctx.AttnMasked(q, kc, vc, mask, scale, h.AttnSoftcap) // [hdv, nh, n]
 		return ctx.Reshape2D(kqv, hdv*nh, n)
 	}
 	qp := ctx.Permute(q, 0, 2, 1, 3) // [hd, n, nh]
-	kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typ.RowSize(kw), kv.typ.RowSize(hd), 0)
+	kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typK.RowSize(kw), kv.typK.RowSize(hd), 0)
 	kq := ctx.MulMat(kc, qp) // [nKV, n, nh]
 	if c := h.AttnSoftcap; c > 0 {
 		kq = ctx.Scale(ctx.Tanh(ctx.Scale(kq, 1/c)), c)

@@ -18,6 +18,10 @@ type ContextOptions struct {
 	NCtx   int  // number of KV cells = the most tokens a context holds (<= 0: 512)
 	NBatch int  // most tokens evaluated in one graph (<= 0: 512; at most NCtx)
 	KVF32  bool // store K and V as F32 instead of F16 (llama.cpp's default)
+	// TypeK and TypeV are the types of the cached keys and values (llama.cpp's -ctk and -ctv;
+	// CacheDefault: F16, or F32 with KVF32). Keys may be quantized (CacheQ8_0 halves their
+	// memory), values not: see CacheType.
+	TypeK, TypeV CacheType
 }
 
 // Context is an inference context: a KV cache and the means to evaluate tokens. Eval
@@ -40,6 +44,33 @@ type Context struct {
 	out       batchOutput               // the outputs of the last Decode
 }
 
+// cacheTypes returns the tensor types of the K and V cache for the options, or an error that
+// says which choice this model cannot take.
+func (m *Model) cacheTypes(k, v CacheType, kvF32 bool) (ggml.Type, ggml.Type, error) {
+	if m.arch.encoder { // encoders keep K and V in F32, as llama.cpp (no cache)
+		return ggml.TypeF32, ggml.TypeF32, nil
+	}
+	typK, okK := k.ggmlType(kvF32)
+	typV, okV := v.ggmlType(kvF32)
+	if !okK || !okV {
+		return 0, 0, fmt.Errorf("llama: unknown KV cache type (K %s, V %s)", k, v)
+	}
+	if v.quantized() {
+		return 0, 0, fmt.Errorf("llama: the V cache cannot be %s: it is stored transposed (one value per cell in each channel's row), which cannot be cut into blocks by cell; quantize the keys only (TypeK, -ctk %s) and keep V f16", v, v)
+	}
+	if k.quantized() {
+		if bs := typK.BlockSize(); m.HP.HeadDim()%bs != 0 {
+			return 0, 0, fmt.Errorf("llama: a %s K cache needs a head size that is a multiple of %d; this model's is %d (use f16)", k, bs, m.HP.HeadDim())
+		}
+		for _, l := range m.layers {
+			if l.dev >= 0 {
+				return 0, 0, fmt.Errorf("llama: a %s K cache is read by the CPU's attention only; this model offloads layers (-ngl): use f16 for the keys or keep every layer on the CPU", k)
+			}
+		}
+	}
+	return typK, typV, nil
+}
+
 // NewContext creates an inference context on the model. It allocates the KV cache and sizes
 // the compute buffers for the largest batch.
 func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
@@ -58,11 +89,11 @@ func (m *Model) NewContext(opt ContextOptions) (*Context, error) {
 	if pe := m.tensor("position_embd.weight"); pe != nil && int64(nCtx) > pe.Ne()[1] {
 		return nil, fmt.Errorf("llama: %s models have learned positions for %d tokens; create the Context with NCtx <= %d", m.HP.Arch, pe.Ne()[1], pe.Ne()[1])
 	}
-	typ := ggml.TypeF16
-	if opt.KVF32 || m.arch.encoder { // encoders keep K and V in F32, as llama.cpp (no cache)
-		typ = ggml.TypeF32
+	typK, typV, err := m.cacheTypes(opt.TypeK, opt.TypeV, opt.KVF32)
+	if err != nil {
+		return nil, err
 	}
-	kv, err := newKVCache(m, nCtx, typ)
+	kv, err := newKVCache(m, nCtx, typK, typV)
 	if err != nil {
 		return nil, err
 	}

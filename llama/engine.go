@@ -45,6 +45,9 @@ type EngineOptions struct {
 	QueueSize int
 	// KVF32 keeps K and V in F32 instead of F16.
 	KVF32 bool
+	// TypeK and TypeV are the types of the cached keys and values (ContextOptions): a q8_0 K
+	// cache takes 17 bytes per 16 keys instead of 32, so a slot holds about a quarter less.
+	TypeK, TypeV CacheType
 	// OnStep, when set, is called by the engine's goroutine after every evaluation with
 	// what it did (for metrics: batch sizes, tokens, step latency). It must return quickly.
 	OnStep func(StepInfo)
@@ -164,7 +167,7 @@ func NewEngine(m *Model, opt EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := m.NewContext(ContextOptions{NCtx: opt.Parallel * opt.ContextSize, NBatch: opt.BatchSize, KVF32: opt.KVF32})
+	c, err := m.NewContext(ContextOptions{NCtx: opt.Parallel * opt.ContextSize, NBatch: opt.BatchSize, KVF32: opt.KVF32, TypeK: opt.TypeK, TypeV: opt.TypeV})
 	if err != nil {
 		return nil, err
 	}

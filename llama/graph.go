@@ -36,8 +36,8 @@ type kvStores struct {
 
 // setHead points the stores at cell head.
 func (s *kvStores) setHead(kv *kvCache, head int) error {
-	kOff := kv.typ.RowSize(int64(kv.kWidth)) * uint64(head)
-	vOff := kv.typ.RowSize(1) * uint64(head)
+	kOff := kv.typK.RowSize(int64(kv.kWidth)) * uint64(head)
+	vOff := kv.typV.RowSize(1) * uint64(head)
 	for _, t := range s.k {
 		if err := t.SetViewOffset(kOff); err != nil {
 			return err

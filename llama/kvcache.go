@@ -15,7 +15,7 @@ import (
 type kvCache struct {
 	nCtx           int
 	kWidth, vWidth int // values per cell of K (head_dim·n_head_kv) and of V
-	typ            ggml.Type
+	typK, typV     ggml.Type
 	k, v           []*ggml.Tensor
 	ctxs           []*ggml.Context
 	bufs           []*ggml.Buffer
@@ -24,8 +24,8 @@ type kvCache struct {
 
 // newKVCache allocates the cache of m for nCtx cells, zero-filled; the layers offloaded by the
 // model get their cache in the memory of their offload backend.
-func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
-	c := &kvCache{nCtx: nCtx, typ: typ, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA(), kvCells: newKVCells(nCtx)}
+func newKVCache(m *Model, nCtx int, typK, typV ggml.Type) (*kvCache, error) {
+	c := &kvCache{nCtx: nCtx, typK: typK, typV: typV, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA(), kvCells: newKVCells(nCtx)}
 	c.k = make([]*ggml.Tensor, m.HP.NLayer)
 	c.v = make([]*ggml.Tensor, m.HP.NLayer)
 	for dev := -1; dev < len(m.offloads); dev++ { // the CPU, then each offload backend
@@ -45,8 +45,8 @@ func newKVCache(m *Model, nCtx int, typ ggml.Type) (*kvCache, error) {
 		}
 		c.ctxs = append(c.ctxs, ctx)
 		for _, i := range idx {
-			c.k[i] = ctx.NewTensor1D(typ, int64(c.kWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_k_l%d", i))
-			c.v[i] = ctx.NewTensor1D(typ, int64(c.vWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_v_l%d", i))
+			c.k[i] = ctx.NewTensor1D(typK, int64(c.kWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_k_l%d", i))
+			c.v[i] = ctx.NewTensor1D(typV, int64(c.vWidth)*int64(nCtx)).SetName(fmt.Sprintf("cache_v_l%d", i))
 		}
 		b := m.cpu
 		if dev >= 0 {

@@ -8,15 +8,34 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/ggml-go/ggml"
 )
 
 // seqStateMagic starts a saved sequence state (version 1).
 const seqStateMagic = "GGKVSEQ1"
 
 // seqStateHeader describes the cache a state was saved from; a state restores only into a
-// cache of the same shape.
+// cache of the same shape and types (Type: kvTypeCode).
 type seqStateHeader struct {
 	NLayer, KWidth, VWidth, Type, NCells uint32
+}
+
+// kvTypeCode is the header's Type: the ggml type of K and V when they share one (as every
+// cache did before -ctk), else 1<<31 | K's type<<16 | V's type.
+func kvTypeCode(k, v ggml.Type) uint32 {
+	if k == v {
+		return uint32(k)
+	}
+	return 1<<31 | uint32(k)<<16 | uint32(v)
+}
+
+// kvTypeNames names the types of a kvTypeCode.
+func kvTypeNames(code uint32) string {
+	if code&(1<<31) == 0 {
+		return ggml.Type(code).String()
+	}
+	return fmt.Sprintf("K %s, V %s", ggml.Type(code>>16&0x7fff), ggml.Type(code&0xffff))
 }
 
 // SeqState returns the KV state of sequence seq: the positions of its cells and their keys
@@ -41,13 +60,13 @@ func (c *Context) SeqState(seq int) ([]byte, error) {
 	slices.SortFunc(cells, func(a, b int) int { return int(kv.cells[a].pos - kv.cells[b].pos) })
 	var buf bytes.Buffer
 	buf.WriteString(seqStateMagic)
-	h := seqStateHeader{uint32(len(kv.k)), uint32(kv.kWidth), uint32(kv.vWidth), uint32(kv.typ), uint32(len(cells))}
+	h := seqStateHeader{uint32(len(kv.k)), uint32(kv.kWidth), uint32(kv.vWidth), kvTypeCode(kv.typK, kv.typV), uint32(len(cells))}
 	binary.Write(&buf, binary.LittleEndian, h)
 	for _, i := range cells {
 		binary.Write(&buf, binary.LittleEndian, kv.cells[i].pos)
 	}
-	kRow := int(kv.typ.RowSize(int64(kv.kWidth)))
-	esz := int(kv.typ.RowSize(1))
+	kRow := int(kv.typK.RowSize(int64(kv.kWidth)))
+	esz := int(kv.typV.RowSize(1))
 	for il := range kv.k {
 		k, err := kv.k[il].Bytes()
 		if err != nil {
@@ -90,14 +109,14 @@ func (c *Context) SetSeqState(seq int, state []byte) error {
 	if err := binary.Read(r, binary.LittleEndian, &h); err != nil {
 		return fmt.Errorf("llama: the sequence state is truncated: %w", err)
 	}
-	want := seqStateHeader{uint32(len(kv.k)), uint32(kv.kWidth), uint32(kv.vWidth), uint32(kv.typ), h.NCells}
+	want := seqStateHeader{uint32(len(kv.k)), uint32(kv.kWidth), uint32(kv.vWidth), kvTypeCode(kv.typK, kv.typV), h.NCells}
 	if h != want {
-		return fmt.Errorf("llama: the sequence state is of another cache (%d layers, K width %d, V width %d, type %d; this context: %d, %d, %d, %d)",
-			h.NLayer, h.KWidth, h.VWidth, h.Type, want.NLayer, want.KWidth, want.VWidth, want.Type)
+		return fmt.Errorf("llama: the sequence state is of another cache (%d layers, K width %d, V width %d, %s; this context: %d, %d, %d, %s)",
+			h.NLayer, h.KWidth, h.VWidth, kvTypeNames(h.Type), want.NLayer, want.KWidth, want.VWidth, kvTypeNames(want.Type))
 	}
 	n := int(h.NCells)
-	kRow := int(kv.typ.RowSize(int64(kv.kWidth)))
-	esz := int(kv.typ.RowSize(1))
+	kRow := int(kv.typK.RowSize(int64(kv.kWidth)))
+	esz := int(kv.typV.RowSize(1))
 	size := n*4 + len(kv.k)*n*(kRow+kv.vWidth*esz)
 	if r.Len() != size {
 		return fmt.Errorf("llama: the sequence state has %d bytes of data; %d cells need %d", r.Len(), n, size)

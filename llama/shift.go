@@ -25,9 +25,9 @@ func (c *Context) shiftKeys(deltas []int32) error {
 	hd, nhkv := int64(h.HeadDim()), int64(h.NHeadKV)
 	factors := c.m.tensor("rope_freqs.weight")
 	for il := range kv.k {
-		view := gctx.View3D(kv.k[il], hd, nhkv, int64(kv.nCtx), kv.typ.RowSize(hd), kv.typ.RowSize(int64(kv.kWidth)), 0)
+		view := gctx.View3D(kv.k[il], hd, nhkv, int64(kv.nCtx), kv.typK.RowSize(hd), kv.typK.RowSize(int64(kv.kWidth)), 0)
 		x := view
-		if kv.typ != ggml.TypeF32 {
+		if kv.typK != ggml.TypeF32 { // (F16 or quantized: rotated in F32, stored back)
 			x = gctx.Cpy(view, gctx.NewTensor3D(ggml.TypeF32, hd, nhkv, int64(kv.nCtx)))
 		}
 		b.g.BuildForwardExpand(gctx.Cpy(b.rope(x, factors), view))

@@ -39,12 +39,14 @@ type Context struct{}
 // ContextOptions configures a Context. The zero value gives llama.cpp's defaults: 512 cells,
 // batches of 512 tokens, an F16 KV cache.
 type ContextOptions struct {
-	NCtx   int // number of KV cells = the most tokens a context holds (<= 0: 512)
-	NBatch int // most tokens evaluated in one graph (<= 0: 512; at most NCtx)
-	KVF32  bool
+	NCtx   int  // number of KV cells = the most tokens a context holds (<= 0: 512)
+	NBatch int  // most tokens evaluated in one graph (<= 0: 512; at most NCtx)
+	KVF32  bool // store K and V as F32 instead of F16 (llama.cpp's default)
+	// TypeK and TypeV are the types of the cached keys and values (llama.cpp's -ctk and -ctv;
+	// CacheDefault: F16, or F32 with KVF32). Keys may be quantized (CacheQ8_0 halves their
+	// memory), values not: see CacheType.
+	TypeK, TypeV CacheType
 }
-
-// store K and V as F32 instead of F16 (llama.cpp's default)
 
 // EmbedOptions configures Context.Embed.
 type EmbedOptions struct {
@@ -92,6 +94,9 @@ type EngineOptions struct {
 	QueueSize int
 	// KVF32 keeps K and V in F32 instead of F16.
 	KVF32 bool
+	// TypeK and TypeV are the types of the cached keys and values (ContextOptions): a q8_0 K
+	// cache takes 17 bytes per 16 keys instead of 32, so a slot holds about a quarter less.
+	TypeK, TypeV CacheType
 	// OnStep, when set, is called by the engine's goroutine after every evaluation with
 	// what it did (for metrics: batch sizes, tokens, step latency). It must return quickly.
 	OnStep func(StepInfo)

@@ -68,6 +68,8 @@ func cmdBench(args []string) error {
 	reps := fs.Int("r", 3, "repetitions")
 	batch := fs.Int("b", 512, "batch size")
 	kvF32 := fs.Bool("kv-f32", false, "F32 KV cache")
+	var cache cacheFlags
+	cache.register(fs)
 	nps := fs.String("np", "", "parallel sequences for the generation tests, comma-separated (e.g. 1,2,4,8,16): each step decodes one token of every sequence in one graph; tokens/s counts all sequences")
 	bw := fs.Bool("bw", false, "measure the read bandwidth before every repetition of a generation test (the faster of two passes over a 256 MiB probe with the test's threads) and print the rate at which the steps read the weights and its share of that bandwidth (medians)")
 	if err := parse(fs, args); err != nil {
@@ -143,7 +145,7 @@ func cmdBench(args []string) error {
 		if err := m.SetThreads(th); err != nil {
 			return err
 		}
-		c, err := m.NewContext(llama.ContextOptions{NCtx: nCtx, NBatch: *batch, KVF32: *kvF32})
+		c, err := m.NewContext(llama.ContextOptions{NCtx: nCtx, NBatch: *batch, KVF32: *kvF32, TypeK: cache.k, TypeV: cache.v})
 		if err != nil {
 			return err
 		}

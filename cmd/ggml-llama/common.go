@@ -77,6 +77,20 @@ func (m *modelFlags) registerNoThreads(fs *flag.FlagSet) {
 	fs.StringVar(&m.rpc, "rpc", "", "offload the -ngl layers to RPC servers (host:port[,host:port...]: ggml's rpc-server or ggml-rpc-server; several share the layers)")
 }
 
+// cacheFlags are llama.cpp's -ctk and -ctv: the types of the cached keys and values.
+type cacheFlags struct {
+	k, v llama.CacheType
+}
+
+func (c *cacheFlags) register(fs *flag.FlagSet) {
+	for _, n := range []string{"ctk", "cache-type-k"} {
+		fs.Var(&c.k, n, "type of the cached keys: f16, f32, q8_0, q4_0, q4_1, q5_0, q5_1 (q8_0 takes about half the memory of f16)")
+	}
+	for _, n := range []string{"ctv", "cache-type-v"} {
+		fs.Var(&c.v, n, "type of the cached values: f16 or f32 (values are stored transposed, so they cannot be quantized)")
+	}
+}
+
 // loaded is a model with its tokenizer and the backend it may offload to.
 type loaded struct {
 	model   *llama.Model

@@ -30,6 +30,8 @@ func cmdGenerate(args []string) error {
 	n := fs.Int("n", 128, "tokens to generate (stops earlier at the end of text or when the context is full; -1: no limit)")
 	nCtx := fs.Int("c", 512, "context size")
 	nBatch := fs.Int("b", 512, "batch size for the prompt")
+	var cache cacheFlags
+	cache.register(fs)
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
 	sp := sampling.DefaultParams()
 	temp := fs.Float64("temp", float64(sp.Temp), "temperature (0: greedy)")
@@ -79,7 +81,7 @@ func cmdGenerate(args []string) error {
 	if len(tokens) == 0 {
 		return errors.New("empty prompt: give one with -p")
 	}
-	c, err := l.model.NewContext(llama.ContextOptions{NCtx: *nCtx, NBatch: *nBatch})
+	c, err := l.model.NewContext(llama.ContextOptions{NCtx: *nCtx, NBatch: *nBatch, TypeK: cache.k, TypeV: cache.v})
 	if err != nil {
 		return err
 	}

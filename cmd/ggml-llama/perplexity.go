@@ -32,6 +32,8 @@ func cmdPerplexity(args []string) error {
 	file := fs.String("f", "", "text file")
 	nCtx := fs.Int("c", 512, "tokens per chunk (the context size)")
 	batch := fs.Int("b", 512, "batch size")
+	var cache cacheFlags
+	cache.register(fs)
 	maxChunks := fs.Int("chunks", 0, "evaluate at most this many chunks (0: all)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -59,7 +61,7 @@ func cmdPerplexity(args []string) error {
 	if nChunks == 0 {
 		return fmt.Errorf("%s has %d tokens, fewer than one chunk of %d (lower -c)", *file, len(tokens), *nCtx)
 	}
-	c, err := l.model.NewContext(llama.ContextOptions{NCtx: *nCtx, NBatch: *batch})
+	c, err := l.model.NewContext(llama.ContextOptions{NCtx: *nCtx, NBatch: *batch, TypeK: cache.k, TypeV: cache.v})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ type options struct {
 	maxBody                    int64
 	timeout, drain             time.Duration
 	noMmap                     bool
+	typeK, typeV               llama.CacheType
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -61,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Int(&o.slots, "np,parallel", "N", 4, "slots: sequences generated at once")
 	fs.Int(&o.ctx, "c,ctx-size", "N", 0, "total context, split evenly between the slots (0: the model's training context per slot, at most 4096)")
 	fs.Int(&o.threads, "t,threads", "N", llama.DefaultThreads(), "CPU threads")
+	fs.Var(&o.typeK, "ctk,cache-type-k", "TYPE", "type of the cached keys: f16, f32, q8_0, q4_0, q4_1, q5_0, q5_1 (q8_0 holds a slot in about a quarter less memory)")
+	fs.Var(&o.typeV, "ctv,cache-type-v", "TYPE", "type of the cached values: f16 or f32 (values are stored transposed, so they cannot be quantized)")
 	fs.Bool(&o.noMmap, "no-mmap", false, "read the model into memory instead of mapping it (slower to load; the file may then change while the server runs)")
 	fs.String(&o.apiKey, "api-key", "KEY", "", "require \"Authorization: Bearer KEY\" or \"x-api-key: KEY\" (also read from $GGML_SERVER_API_KEY)")
 	fs.Int64(&o.maxBody, "max-body", "BYTES", 4<<20, "largest request body accepted (413 above)")
@@ -108,7 +111,8 @@ func serve(o options, stderr io.Writer) error {
 			id = "ggml-go-default"
 		}
 	}
-	b, err := server.NewLlamaBackend(path, server.LlamaOptions{ID: id, Slots: o.slots, CtxSize: o.ctx, Threads: o.threads, NoMmap: o.noMmap})
+	b, err := server.NewLlamaBackend(path, server.LlamaOptions{ID: id, Slots: o.slots, CtxSize: o.ctx, Threads: o.threads, NoMmap: o.noMmap,
+		CacheTypeK: o.typeK, CacheTypeV: o.typeV})
 	if err != nil {
 		return err
 	}
@@ -120,7 +124,8 @@ func serve(o options, stderr io.Writer) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	info := b.Info()
-	fmt.Fprintf(stderr, "ggml-server: model %s, %d slots of %d tokens; listening on http://%s\n", info.ID, info.Slots, info.ContextLength, ln.Addr())
+	fmt.Fprintf(stderr, "ggml-server: model %s, %d slots of %d tokens (KV cache %.1f MiB, K %s, V %s); listening on http://%s\n",
+		info.ID, info.Slots, info.ContextLength, float64(b.KVBytes())/(1<<20), o.typeK, o.typeV, ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)

@@ -1726,12 +1726,14 @@ extern "C" {
             float                 beta_slow);
 
     // Attention of the queries q (F32 [D, H, N]: N tokens of H heads) over the M cells of a KV
-    // cache, k [D, M, Hk] and v [M, Dv, Hk] (v transposed; both F16 or both F32, rows dense),
+    // cache, k [D, M, Hk] and v [M, Dv, Hk] (v transposed; k F32, F16 or quantized with D a
+    // multiple of its block, v F32 or F16; rows dense),
     // under an additive F32 mask [>= M, >= N] (row n for token n): for query head h, which reads
     // KV head h / (H/Hk) as ggml_mul_mat broadcasts, s_m = scale * softcap(k_m . q) + mask[n, m]
     // with softcap(x) = c * tanh(x / c) (c = 0: none), p = softmax(s) and out = sum_m p_m v[m, :].
     // The result is F32 [Dv, H, N]. It computes what ggml_mul_mat, ggml_soft_max_ext and
-    // ggml_mul_mat compute on the same operands (q and p rounded to F16 for F16 k and v; the
+    // ggml_mul_mat compute on the same operands (q rounded to F16 for an F16 k, p for an F16 v;
+    // a quantized k is decoded to F32 and q is not quantized, so that product is the closer; the
     // softmax exp of ggml_soft_max_ext), but visits only the cells whose mask is not -inf: a
     // batch of tokens from many sequences in one cache does each sequence's work only. A token
     // whose mask hides every cell gets zeros. The node is a GGML_OP_FLASH_ATTN with src[3] =

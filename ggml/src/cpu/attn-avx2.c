@@ -45,16 +45,29 @@ AX2_INLINE __m256 attn2_round16(__m256 x) {
 // scores of the G heads (queries qf, a row of D per head) for the cells idx[0 .. 8) into sc (a
 // row of stride nvp per head)
 AX2_INLINE void attn2_scores8(const struct attn_masked_op * a, const char * kbase, const int32_t * idx,
-                              const float * qf, float * kf, float * sc, int64_t nvp, int64_t G) {
+                              const float * qf, const struct attn_masked_scratch * s, float * sc, int64_t nvp,
+                              int64_t G) {
     const int64_t D = a->D;
     const size_t nb1 = a->k->nb[1];
+    float * kf = s->kf;
+    if (a->kq8) { // Q8_0 keys decoded here: 8 values of a block times its scale
+        for (int c = 0; c < 8; c++) {
+            const block_q8_0 * kb = (const block_q8_0 *) (kbase + (size_t) idx[c] * nb1);
+            for (int64_t d = 0; d < D; d += 8) {
+                const block_q8_0 * b = kb + d / QK8_0;
+                const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (b->qs + d % QK8_0))));
+                _mm256_store_ps(kf + d * 8 + c * 8, _mm256_mul_ps(x, _mm256_set1_ps(GGML_FP16_TO_FP32(b->d))));
+            }
+        }
+    } else {
 #pragma GCC unroll 8
-    for (int c = 0; c < 8; c++) {
-        const char * krow = kbase + (size_t) idx[c] * nb1;
-        for (int64_t d = 0; d < D; d += 8) {
-            const __m256 x = a->f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2)))
-                                    : _mm256_loadu_ps((const float *) krow + d);
-            _mm256_store_ps(kf + d * 8 + c * 8, x);
+        for (int c = 0; c < 8; c++) {
+            const char * krow = ggml_x_attn_k_row(a, kbase + (size_t) idx[c] * nb1, s);
+            for (int64_t d = 0; d < D; d += 8) {
+                const __m256 x = a->kf16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2)))
+                                         : _mm256_loadu_ps((const float *) krow + d);
+                _mm256_store_ps(kf + d * 8 + c * 8, x);
+            }
         }
     }
     for (int64_t j = 0; j < G; j++) {
@@ -150,19 +163,19 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
     int32_t * idx = s->idx;
     attn_pad_cells(idx, nv, nvp);
 
-    // queries, a row per head (rounded to F16 for an F16 cache)
+    // queries, a row per head (rounded to F16 for F16 keys)
     float * qf = s->qt;
     for (int64_t j = 0; j < G; j++) {
         const float * qrow = (const float *) ((const char *) q->data + (hb + j) * q->nb[1] + n * q->nb[2]);
         for (int64_t d = 0; d < D; d += 8) {
             const __m256 x = _mm256_loadu_ps(qrow + d);
-            _mm256_store_ps(qf + j * D + d, f16 ? attn2_round16(x) : x);
+            _mm256_store_ps(qf + j * D + d, a->kf16 ? attn2_round16(x) : x);
         }
     }
 
     // scores, 8 cells at a time (the K rows of the block after next prefetched)
     const char * kbase = (const char *) k->data + hk * k->nb[2];
-    const size_t krow = (size_t) D * (f16 ? 2 : 4);
+    const size_t krow = a->krow;
     for (int64_t i0 = 0; i0 < nvp; i0 += 8) {
         if (i0 + 16 < nvp) {
             for (int c = 0; c < 8; c++) {
@@ -172,7 +185,7 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
                 }
             }
         }
-        attn2_scores8(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp, G);
+        attn2_scores8(a, kbase, idx + i0, qf, s, s->sc + i0, nvp, G);
     }
     attn_softcap_scores(a, G, s->sc, nv, nvp);
 

@@ -50,18 +50,32 @@ AX5_INLINE __m512 attn_round16(__m512 x) {
 
 // scores of the G heads (queries qf, a row of D per head) for the cells idx[i0 .. i0 + 16) into
 // sc (a row of stride nvp per head). The 16 K rows are first converted into kf by pieces of 16:
-// piece p of cell c at kf + 256p + 16c, so that one pointer reaches the 16 cells of a piece.
+// piece p of cell c at kf + 256p + 16c, so that one pointer reaches the 16 cells of a piece
+// (a quantized row is decoded first).
 AX5_INLINE void attn_scores16(const struct attn_masked_op * a, const char * kbase, const int32_t * idx,
-                              const float * qf, float * kf, float * sc, int64_t nvp, int64_t G) {
+                              const float * qf, const struct attn_masked_scratch * s, float * sc, int64_t nvp,
+                              int64_t G) {
     const int64_t D = a->D;
     const size_t nb1 = a->k->nb[1];
+    float * kf = s->kf;
+    if (a->kq8) { // Q8_0 keys decoded here: 16 values of a block times its scale
+        for (int c = 0; c < 16; c++) {
+            const block_q8_0 * kb = (const block_q8_0 *) (kbase + (size_t) idx[c] * nb1);
+            for (int64_t d = 0; d < D; d += 16) {
+                const block_q8_0 * b = kb + d / QK8_0;
+                const __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (b->qs + d % QK8_0))));
+                _mm512_store_ps(kf + d * 16 + c * 16, _mm512_mul_ps(x, _mm512_set1_ps(GGML_FP16_TO_FP32(b->d))));
+            }
+        }
+    } else {
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; c++) {
-        const char * krow = kbase + (size_t) idx[c] * nb1;
-        for (int64_t d = 0; d < D; d += 16) {
-            const __m512 x = a->f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (krow + d * 2)))
-                                    : _mm512_loadu_ps((const float *) krow + d);
-            _mm512_store_ps(kf + d * 16 + c * 16, x);
+        for (int c = 0; c < 16; c++) {
+            const char * krow = ggml_x_attn_k_row(a, kbase + (size_t) idx[c] * nb1, s);
+            for (int64_t d = 0; d < D; d += 16) {
+                const __m512 x = a->kf16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (krow + d * 2)))
+                                         : _mm512_loadu_ps((const float *) krow + d);
+                _mm512_store_ps(kf + d * 16 + c * 16, x);
+            }
         }
     }
     for (int64_t j = 0; j < G; j++) {
@@ -168,19 +182,19 @@ AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, i
     int32_t * idx = s->idx;
     attn_pad_cells(idx, nv, nvp);
 
-    // queries, a row per head (rounded to F16 for an F16 cache)
+    // queries, a row per head (rounded to F16 for F16 keys)
     float * qf = s->qt;
     for (int64_t j = 0; j < G; j++) {
         const float * qrow = (const float *) ((const char *) q->data + (hb + j) * q->nb[1] + n * q->nb[2]);
         for (int64_t d = 0; d < D; d += 16) {
             const __m512 x = _mm512_loadu_ps(qrow + d);
-            _mm512_store_ps(qf + j * D + d, f16 ? attn_round16(x) : x);
+            _mm512_store_ps(qf + j * D + d, a->kf16 ? attn_round16(x) : x);
         }
     }
 
     // scores, 16 cells at a time
     const char * kbase = (const char *) k->data + hk * k->nb[2];
-    const size_t krow = (size_t) D * (f16 ? 2 : 4);
+    const size_t krow = a->krow;
     for (int64_t i0 = 0; i0 < nvp; i0 += 16) {
         if (i0 + 32 < nvp) { // the K rows two blocks ahead (the cache is cold after a weight stream)
             for (int c = 0; c < 16; c++) {
@@ -190,7 +204,7 @@ AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, i
                 }
             }
         }
-        attn_scores16(a, kbase, idx + i0, qf, s->kf, s->sc + i0, nvp, G);
+        attn_scores16(a, kbase, idx + i0, qf, s, s->sc + i0, nvp, G);
     }
     attn_softcap_scores(a, G, s->sc, nv, nvp);
 

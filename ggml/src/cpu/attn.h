@@ -6,6 +6,7 @@
 #define GGML_X_ATTN_H
 
 #include "../ggml-impl.h"
+#include "../ggml-quants.h"
 #include "vec.h"
 
 #include <math.h>
@@ -17,11 +18,15 @@
 struct attn_masked_op {
     const struct ggml_tensor * dst;
     const struct ggml_tensor * q;    // [D, H, N]
-    const struct ggml_tensor * k;    // [D, M, Hk]
-    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed)
+    const struct ggml_tensor * k;    // [D, M, Hk]: F32, F16 or quantized
+    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed): F32 or F16
     const struct ggml_tensor * mask; // [M, N]
     float scale, softcap;
-    bool f16;                        // K and V are F16 (q and p rounded to F16)
+    bool kf16;                       // K is F16 (q rounded to F16, as MUL_MAT with F16 weights)
+    bool kquant;                     // K is quantized: its rows are decoded to F32 (attn_k_row)
+    bool kq8;                        // K is Q8_0 (decoded inline by the SIMD kernels)
+    bool f16;                        // V is F16 (p rounded to F16)
+    size_t krow;                     // bytes of one K row of D values
     int64_t D, Dv, G;                // head sizes, query heads per KV head
     const struct ggml_x_vec_kernels * vk;
 };
@@ -36,7 +41,12 @@ struct attn_masked_scratch {
     float *   qt;   // [D][G] queries (scalar: interleaved; SIMD: a row per head)
     float *   acc;  // [Dv][G] outputs, interleaved (scalar)
     float *   kf;   // [16][D] K rows as F32 (SIMD: by pieces, one pointer for a block of cells)
+    float *   kr;   // [D] one quantized K row decoded
 };
+
+// the K row at krow as values the kernels load: itself (F32 or F16), or for a quantized K its D
+// values decoded into s->kr (then read as F32)
+const char * ggml_x_attn_k_row(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s);
 
 // the softmax of the nv scores sc (scaled, plus the mask values mval) into w, as SOFT_MAX
 // computes a dense row; returns 1/sum

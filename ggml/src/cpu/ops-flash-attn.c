@@ -191,14 +191,15 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// ggml_x_attn_masked: q [D, H, N] F32, k [D, M, Hk], v [M, Dv, Hk] (F16 or F32), mask F32
+// ggml_x_attn_masked: q [D, H, N] F32, k [D, M, Hk] (F32, F16 or quantized: a quantized KV
+// cache's keys, decoded row by row), v [M, Dv, Hk] (F16 or F32), mask F32
 // [>= M, >= N], f32[2] = scale, f32[3] = softcap; dst [Dv, H, N] F32. Query head h reads KV
 // head h / G, G = H / Hk. One task is a (token, KV head) pair: it lists the cells the token's
 // mask row lets through, scores them for the G query heads that share the KV head (each K row
 // converted once), takes the softmax of each head's scores with the row kernels of SOFT_MAX
 // (vec.h: the same fp16 exp), then sums the V columns of the listed cells weighted by the
-// probabilities. As MUL_MAT with F16 weights does, q and p are rounded to F16 when k and v are
-// F16. The SIMD kernels (attn-avx512.c, attn-avx2.c) put cells in the lanes
+// probabilities. As MUL_MAT with F16 weights does, q is rounded to F16 when k is F16, and p
+// when v is. The SIMD kernels (attn-avx512.c, attn-avx2.c) put cells in the lanes
 // and keep 16 or 8 independent accumulators per loop; the scalar one below interleaves the
 // per-head values (G per element) so that its inner loops run over the G heads.
 
@@ -209,8 +210,8 @@ static int64_t attn_heads_padded(int64_t G) {
 
 static size_t attn_masked_floats(int64_t M, int64_t G, int64_t D, int64_t Dv) {
     const int64_t Gp = attn_heads_padded(G);
-    const int64_t n = (M + ATTN_PAD) * (2 + G + Gp) + M + D * G + Dv * G + ATTN_PAD * D;
-    return (size_t) ((n + 16 * 8 + 15) / 16 * 16); // each array rounded up to a cache line below
+    const int64_t n = (M + ATTN_PAD) * (2 + G + Gp) + M + D * G + Dv * G + ATTN_PAD * D + D;
+    return (size_t) ((n + 16 * 9 + 15) / 16 * 16); // each array rounded up to a cache line below
 }
 
 static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * cc, int64_t M, int64_t G,
@@ -229,6 +230,7 @@ static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * 
     s.qt   = CARVE(D * G);
     s.acc  = CARVE(Dv * G);
     s.kf   = CARVE(ATTN_PAD * D);
+    s.kr   = CARVE(D);
 #undef CARVE
     return s;
 }
@@ -242,11 +244,15 @@ static bool attn_masked_supports(const struct ggml_tensor * dst) {
         return false;
     }
     if (q->type != GGML_TYPE_F32 || mask->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32 ||
-        !(k->type == GGML_TYPE_F16 || k->type == GGML_TYPE_F32) || v->type != k->type) {
+        !(v->type == GGML_TYPE_F16 || v->type == GGML_TYPE_F32)) {
         return false;
     }
-    const size_t es = ggml_type_size(k->type);
-    return k->nb[0] == es && v->nb[0] == es && mask->nb[0] == sizeof(float) && q->nb[0] == sizeof(float) &&
+    if (k->type != GGML_TYPE_F16 && k->type != GGML_TYPE_F32 &&
+        !(rowconv_is_quant(k->type) && rowconv_can_load(k->type, k->nb[0]) && k->ne[0] % rowconv_blck(k->type) == 0)) {
+        return false;
+    }
+    return k->nb[0] == ggml_type_size(k->type) && v->nb[0] == ggml_type_size(v->type) &&
+           mask->nb[0] == sizeof(float) && q->nb[0] == sizeof(float) &&
            ggml_is_contiguous(dst) && k->ne[0] == q->ne[0] && k->ne[2] > 0 && q->ne[1] % k->ne[2] == 0 &&
            v->ne[0] == k->ne[1] && v->ne[2] == k->ne[2] && mask->ne[0] >= k->ne[1] && mask->ne[1] >= q->ne[2] &&
            dst->ne[0] == v->ne[1] && dst->ne[1] == q->ne[1] && dst->ne[2] == q->ne[2] && dst->ne[3] == 1 &&
@@ -282,12 +288,20 @@ static inline void attn_axpy(int64_t G, float * restrict y, float a, const float
     }
 }
 
+const char * ggml_x_attn_k_row(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s) {
+    if (!a->kquant) {
+        return krow;
+    }
+    rowconv_load(s->kr, krow, a->k->nb[0], a->k->type, a->D);
+    return (const char *) s->kr;
+}
+
 // dst of every head of KV head hk for token n over the nv cells idx, without SIMD
 static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t nv,
                                      const struct attn_masked_scratch * s) {
     const struct ggml_tensor * dst = a->dst, * q = a->q, * k = a->k, * v = a->v;
     const float scale = a->scale, softcap = a->softcap;
-    const bool f16 = a->f16;
+    const bool f16 = a->f16, kf16 = a->kf16;
     const int64_t D = a->D, Dv = a->Dv, G = a->G;
     const struct ggml_x_vec_kernels * vk = a->vk;
     float * out = (float *) ((char *) dst->data + hk * G * dst->nb[1] + n * dst->nb[2]);
@@ -296,16 +310,16 @@ static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n,
     for (int64_t j = 0; j < G; j++) {
         const char * qrow = (const char *) q->data + (hk * G + j) * q->nb[1] + n * q->nb[2];
         for (int64_t d = 0; d < D; d++) {
-            s->qt[d * G + j] = attn_round(f16, *(const float *) (qrow + d * q->nb[0]));
+            s->qt[d * G + j] = attn_round(kf16, *(const float *) (qrow + d * q->nb[0]));
         }
     }
 
     // scores
     const char * kbase = (const char *) k->data + hk * k->nb[2];
     for (int64_t i = 0; i < nv; i++) {
-        const char * krow = kbase + s->idx[i] * k->nb[1];
+        const char * krow = ggml_x_attn_k_row(a, kbase + s->idx[i] * k->nb[1], s);
         const float * kf;
-        if (f16) {
+        if (kf16) {
             ggml_fp16_to_fp32_row((const ggml_fp16_t *) krow, s->kf, (int) D);
             kf = s->kf;
         } else {
@@ -397,9 +411,8 @@ static void attn_masked_task(const struct attn_masked_op * a, attn_simd_kernel_t
     // few hundred lines at most (long runs of cells are for the hardware prefetcher)
     {
         const char * kb = (const char *) k->data + hk * k->nb[2];
-        const size_t krow = (size_t) k->ne[0] * ggml_type_size(k->type);
         for (int64_t i = 0; i < GGML_X_MIN(nv, 64); i++) {
-            for (size_t o = 0; o < krow; o += 64) {
+            for (size_t o = 0; o < a->krow; o += 64) {
                 __builtin_prefetch(kb + s->idx[i] * k->nb[1] + o, 0, 3);
             }
         }
@@ -433,7 +446,11 @@ static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tens
         .mask    = dst->src[3],
         .scale   = ggml_x_get_op_params_f32(dst, 2),
         .softcap = ggml_x_get_op_params_f32(dst, 3),
-        .f16     = k->type == GGML_TYPE_F16,
+        .kf16    = k->type == GGML_TYPE_F16,
+        .kquant  = rowconv_is_quant(k->type),
+        .kq8     = k->type == GGML_TYPE_Q8_0,
+        .f16     = v->type == GGML_TYPE_F16,
+        .krow    = ggml_row_size(k->type, q->ne[0]),
         .D       = q->ne[0],
         .Dv      = v->ne[1],
         .G       = q->ne[1] / Hk,

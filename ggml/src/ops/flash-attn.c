@@ -78,9 +78,12 @@ struct ggml_tensor * ggml_x_attn_masked(struct ggml_context * ctx, struct ggml_t
                  fn, X_SHAPE(q), X_SHAPE(k), X_SHAPE(v), X_SHAPE(mask));
     GGML_X_CHECK(ctx, q->type == GGML_TYPE_F32 && mask->type == GGML_TYPE_F32, "%s: q and mask must be F32", fn);
     GGML_X_CHECK(ctx,
-                 (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && v->type == k->type &&
+                 (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16 ||
+                  (ggml_is_quantized(k->type) && k->ne[0] % ggml_blck_size(k->type) == 0)) &&
+                     (v->type == GGML_TYPE_F32 || v->type == GGML_TYPE_F16) &&
                      k->nb[0] == ggml_type_size(k->type) && v->nb[0] == ggml_type_size(v->type),
-                 "%s: k and v must be both F16 or both F32, with dense rows", fn);
+                 "%s: k must be F32, F16 or quantized (D a multiple of its block) and v F32 or F16, with dense rows "
+                 "(k %s, v %s)", fn, ggml_type_name(k->type), ggml_type_name(v->type));
     GGML_X_CHECK(ctx, isfinite(scale) && isfinite(softcap) && softcap >= 0, "%s: scale and softcap must be finite (softcap >= 0)", fn);
     const int64_t ne[GGML_MAX_DIMS] = { v->ne[1], q->ne[1], q->ne[2], 1 };
     struct ggml_tensor * srcs[4] = { q, k, v, mask };
