@@ -235,8 +235,8 @@ type TypeTraits struct {
 // the type the other operand of a dot product is converted to
 
 // AttnMasked is the attention of the queries q (F32 [D, H, N]: N tokens of H heads) over the M
-// cells of a KV cache, k [D, M, Hk] and v [M, Dv, Hk] (v transposed; both F16 or both F32),
-// under the additive F32 mask [>= M, >= N] (row n for token n): query head h reads KV head
+// cells of a KV cache, k [D, M, Hk] and v [M, Dv, Hk] (v transposed; k F32, F16 or quantized
+// with D a multiple of its block, decoded as read; v F32 or F16), under the additive F32 mask [>= M, >= N] (row n for token n): query head h reads KV head
 // h / (H/Hk), scores are scale·softcap(k·q) + mask with softcap(x) = c·tanh(x/c) (c = 0:
 // none), and the result, F32 [Dv, H, N], is the softmax-weighted sum of the V rows
 // (ggml_x_attn_masked). It computes what MulMat, SoftMaxExt and MulMat compute on the same
@@ -247,6 +247,16 @@ type TypeTraits struct {
 // Without cgo it panics with a *Error wrapping ErrNoCgo.
 func (*Context) AttnMasked(q, k, v, mask *Tensor, scale, softcap float32) (r0 *Tensor) {
 	panic(noCgo("Context.AttnMasked"))
+}
+
+// AttnMaskedVRows is AttnMasked with the values stored by cells: v [Dv, M, Hk], a row of Dv
+// values per cell, of any type k may have (F32, F16, or quantized with Dv a multiple of its
+// block; an F16 v rounds the probabilities to F16). A quantized V cache needs this layout,
+// since its blocks run along a cell's values (ggml_x_attn_masked_vrows).
+//
+// Without cgo it panics with a *Error wrapping ErrNoCgo.
+func (*Context) AttnMaskedVRows(q, k, v, mask *Tensor, scale, softcap float32) (r0 *Tensor) {
+	panic(noCgo("Context.AttnMaskedVRows"))
 }
 
 // SetParam marks t as a trainable parameter and gives it a gradient tensor (ggml_set_param).

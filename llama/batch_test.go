@@ -387,14 +387,14 @@ func TestDecodeContextFull(t *testing.T) {
 }
 
 // The state of a sequence saved from one context and restored into another sequence of
-// another context continues as the original does, for F32, F16 and q8_0 keys; a context whose
+// another context continues as the original does, for F32, F16, q8_0 keys and q4_0 values; a context whose
 // cache has other types refuses it, naming them.
 func TestSeqStateRoundTrip(t *testing.T) {
 	leakCheck(t)
 	m, err := Load(tinyModel(t, RandomConfig{Seed: 6, NEmbd: 128, NHead: 4, NHeadKV: 2}), Options{Threads: 2})
 	require.NoError(t, err)
 	defer m.Close()
-	opts := []ContextOptions{{NCtx: 64, KVF32: true}, {NCtx: 64}, {NCtx: 64, TypeK: CacheQ8_0}}
+	opts := []ContextOptions{{NCtx: 64, KVF32: true}, {NCtx: 64}, {NCtx: 64, TypeK: CacheQ8_0}, {NCtx: 64, TypeK: CacheQ8_0, TypeV: CacheQ4_0}}
 	for o, opt := range opts {
 		a, err := m.NewContext(opt)
 		require.NoError(t, err)
@@ -430,7 +430,7 @@ func TestSeqStateRoundTrip(t *testing.T) {
 		other, err := m.NewContext(opts[(o+1)%len(opts)])
 		require.NoError(t, err)
 		assert.ErrorContains(t, other.SetSeqState(0, state), "another cache")
-		if opt.TypeK == CacheQ8_0 {
+		if opt.TypeK == CacheQ8_0 && opt.TypeV == CacheDefault {
 			assert.ErrorContains(t, other.SetSeqState(0, state), "K q8_0, V f16")
 		}
 		other.Close()

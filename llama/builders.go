@@ -141,12 +141,18 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 
 	// store K and V of the new tokens in their cells
 	kView := ctx.View1D(kv.k[il], n*kw, kv.typK.RowSize(kw)*uint64(s.kvHead))
-	vView := ctx.View2D(kv.v[il], n, vw, uint64(nCtx)*esz, uint64(s.kvHead)*esz)
 	kCpy := ctx.Cpy(k, kView)
 	if ne := v.Ne(); ne[0] != vw || ne[1] != n || ne[2] != 1 || ne[3] != 1 {
 		v = ctx.Reshape2D(v, vw, n) // (a part of a joined matrix is [vw, n] already, and strided)
 	}
-	vCpy := ctx.Cpy(ctx.Transpose(v), vView)
+	var vView, vCpy *tensor
+	if kv.vRows {
+		vView = ctx.View2D(kv.v[il], vw, n, kv.typV.RowSize(vw), kv.typV.RowSize(vw)*uint64(s.kvHead))
+		vCpy = ctx.Cpy(v, vView)
+	} else {
+		vView = ctx.View2D(kv.v[il], n, vw, uint64(nCtx)*esz, uint64(s.kvHead)*esz)
+		vCpy = ctx.Cpy(ctx.Transpose(v), vView)
+	}
 	b.g.BuildForwardExpand(kCpy)
 	b.g.BuildForwardExpand(vCpy)
 	b.stores.k = append(b.stores.k, kView, kCpy)
@@ -163,8 +169,14 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 	if b.fused(il) {
 		// one node that visits only the cells each token's mask lets through
 		kc := ctx.View3D(kv.k[il], hd, nKV, nhkv, kv.typK.RowSize(kw), kv.typK.RowSize(hd), 0)
-		vc := ctx.View3D(kv.v[il], nKV, hdv, nhkv, uint64(nCtx)*esz, uint64(nCtx)*uint64(hdv)*esz, 0)
-		kqv := ctx.AttnMasked(q, kc, vc, mask, scale, h.AttnSoftcap) // [hdv, nh, n]
+		var kqv *tensor // [hdv, nh, n]
+		if kv.vRows {
+			vc := ctx.View3D(kv.v[il], hdv, nKV, nhkv, kv.typV.RowSize(vw), kv.typV.RowSize(hdv), 0)
+			kqv = ctx.AttnMaskedVRows(q, kc, vc, mask, scale, h.AttnSoftcap)
+		} else {
+			vc := ctx.View3D(kv.v[il], nKV, hdv, nhkv, uint64(nCtx)*esz, uint64(nCtx)*uint64(hdv)*esz, 0)
+			kqv = ctx.AttnMasked(q, kc, vc, mask, scale, h.AttnSoftcap)
+		}
 		return ctx.Reshape2D(kqv, hdv*nh, n)
 	}
 	qp := ctx.Permute(q, 0, 2, 1, 3) // [hd, n, nh]
@@ -174,7 +186,13 @@ func (b *builder) attention(il int, q, k, v *tensor, o attnOpts) *tensor {
 		kq = ctx.Scale(ctx.Tanh(ctx.Scale(kq, 1/c)), c)
 	}
 	kq = ctx.SoftMaxExt(kq, mask, scale)
-	vc := ctx.View3D(kv.v[il], nKV, hdv, nhkv, uint64(nCtx)*esz, uint64(nCtx)*uint64(hdv)*esz, 0)
+	var vc *tensor // [nKV, hdv, nhkv]
+	if kv.vRows {  // (decoded and transposed for MUL_MAT: the fused node reads the rows)
+		vr := ctx.View3D(kv.v[il], hdv, nKV, nhkv, kv.typV.RowSize(vw), kv.typV.RowSize(hdv), 0)
+		vc = ctx.Cont(ctx.Transpose(ctx.Cpy(vr, ctx.NewTensor3D(ggml.TypeF32, hdv, nKV, nhkv))))
+	} else {
+		vc = ctx.View3D(kv.v[il], nKV, hdv, nhkv, uint64(nCtx)*esz, uint64(nCtx)*uint64(hdv)*esz, 0)
+	}
 	kqv := ctx.MulMat(vc, kq)                                  // [hdv, n, nh]
 	return ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), hdv*nh, n) // [hdv·nh, n]
 }

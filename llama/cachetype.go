@@ -12,12 +12,12 @@ import (
 // CacheDefault, is F16 (F32 with KVF32). It is a flag.Value, so a command can take it as a
 // flag directly.
 //
-// A quantized K cache (q8_0, q4_0, q4_1, q5_0, q5_1) holds each cell's keys in blocks of 32
-// values: q8_0 takes 34 bytes per 32 keys instead of F16's 64, q4_0 18. The attention decodes
-// the keys it reads; the queries stay F32. It needs a head size that is a multiple of 32 and
-// every layer on the CPU. The V cache is stored transposed (a row per channel, one value per
-// cell), which cannot be cut into blocks cell by cell, so it takes f16 or f32 only (llama.cpp
-// quantizes V only with flash attention, whose V is stored by cells).
+// A quantized cache (q8_0, q4_0, q4_1, q5_0, q5_1) holds each cell's keys or values in blocks
+// of 32: q8_0 takes 34 bytes per 32 instead of F16's 64, q4_0 18. The attention decodes what
+// it reads; the queries and probabilities stay F32. It needs a head size that is a multiple
+// of 32 and every layer on the CPU. Quantized values are stored by cells (a row per cell, as
+// the keys and as llama.cpp stores them with flash attention) instead of transposed, since
+// blocks must run along a cell's values.
 type CacheType uint8
 
 // The cache types.

@@ -49,13 +49,13 @@ type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
-// A quantized K cache gives logits close to the F16 cache's (q8_0 within 2 %, the 4- and 5-bit
-// types within 15 % relative), whether the fused attention decodes the keys or MUL_MAT reads
-// them (which quantizes the queries as well: the two agree within 1 %); its memory is what
-// the types say; a sequence in a batch of 4 gets its tokens alone.
-func TestQuantizedKeyCache(t *testing.T) {
+// A quantized cache gives logits close to the F16 cache's (q8_0 within 2 %, the 4- and 5-bit
+// types within 15 % relative; keys, values or both), whether the fused attention decodes the
+// cache or MUL_MAT reads it (which quantizes the queries as well: the two agree within 3 %);
+// its memory is what the types say; a sequence in a batch of 4 gets its tokens alone.
+func TestQuantizedCache(t *testing.T) {
 	leakCheck(t)
-	// head size 32: one block of keys per head
+	// head size 32: one block per head
 	m, err := Load(tinyModel(t, RandomConfig{Seed: 31, NEmbd: 128, NHead: 4, NHeadKV: 2, NLayer: 2}), Options{Threads: 2})
 	require.NoError(t, err)
 	defer m.Close()
@@ -67,11 +67,16 @@ func TestQuantizedKeyCache(t *testing.T) {
 	f16Bytes := f16Ctx.KVBytes()
 	f16Ctx.Close()
 	for _, tc := range []struct {
-		k   CacheType
-		tol float64
-	}{{CacheQ8_0, 0.02}, {CacheQ4_0, 0.15}, {CacheQ4_1, 0.15}, {CacheQ5_0, 0.15}, {CacheQ5_1, 0.15}} {
-		t.Run(tc.k.String(), func(t *testing.T) {
-			opt := ContextOptions{NCtx: 64, TypeK: tc.k}
+		k, v CacheType
+		tol  float64
+	}{
+		{CacheQ8_0, CacheDefault, 0.02}, {CacheQ4_0, CacheDefault, 0.15}, {CacheQ4_1, CacheDefault, 0.15},
+		{CacheQ5_0, CacheDefault, 0.15}, {CacheQ5_1, CacheDefault, 0.15},
+		{CacheDefault, CacheQ8_0, 0.02}, {CacheQ8_0, CacheQ8_0, 0.02}, {CacheQ4_0, CacheQ4_0, 0.15},
+		{CacheF32, CacheQ5_1, 0.15},
+	} {
+		t.Run(tc.k.String()+"/"+tc.v.String(), func(t *testing.T) {
+			opt := ContextOptions{NCtx: 64, TypeK: tc.k, TypeV: tc.v}
 			toks, rows := greedyAlone(t, m, prompt, n, opt)
 			worst := compareRuns(t, "against F16", tc.tol, f16, toks, f16Rows, rows)
 			t.Logf("largest relative difference from the F16 cache: %.3g", worst)
@@ -86,10 +91,11 @@ func TestQuantizedKeyCache(t *testing.T) {
 			c, err := m.NewContext(opt)
 			require.NoError(t, err)
 			defer c.Close()
-			// 2 layers x 64 cells x (K: 64 values, V: 64 F16)
-			typ, _ := tc.k.ggmlType(false)
-			assert.Equal(t, uint64(2*64)*(typ.RowSize(64)+128), c.KVBytes())
-			assert.Less(t, c.KVBytes(), f16Bytes)
+			// 2 layers x 64 cells x (K: 64 values, V: 64 values)
+			typK, _ := tc.k.ggmlType(false)
+			typV, _ := tc.v.ggmlType(false)
+			assert.Equal(t, uint64(2*64)*(typK.RowSize(64)+typV.RowSize(64)), c.KVBytes())
+			assert.Less(t, c.KVBytes(), f16Bytes*2)
 
 			prompts := [][]int32{prompt, {1, 7, 8}, {1, 200, 201, 202, 203}, {1, 90}}
 			btoks, brows := greedyBatched(t, c, prompts, 4)
@@ -142,8 +148,6 @@ func TestCacheTypeErrors(t *testing.T) {
 	m, err := Load(path, Options{Threads: 2})
 	require.NoError(t, err)
 	defer m.Close()
-	_, err = m.NewContext(ContextOptions{NCtx: 32, TypeV: CacheQ8_0})
-	assert.ErrorContains(t, err, "-ctk q8_0")
 	_, err = m.NewContext(ContextOptions{NCtx: 32, TypeK: CacheType(99)})
 	assert.ErrorContains(t, err, "unknown KV cache type")
 	c, err := m.NewContext(ContextOptions{NCtx: 32, TypeK: CacheF32, TypeV: CacheF16})
@@ -155,6 +159,8 @@ func TestCacheTypeErrors(t *testing.T) {
 	defer odd.Close()
 	_, err = odd.NewContext(ContextOptions{NCtx: 32, TypeK: CacheQ8_0})
 	assert.ErrorContains(t, err, "multiple of 32")
+	_, err = odd.NewContext(ContextOptions{NCtx: 32, TypeV: CacheQ8_0})
+	assert.ErrorContains(t, err, "q8_0 V cache needs a head size")
 
 	test, err := testbackend.New(1)
 	require.NoError(t, err)
@@ -164,6 +170,8 @@ func TestCacheTypeErrors(t *testing.T) {
 	defer off.Close()
 	_, err = off.NewContext(ContextOptions{NCtx: 32, TypeK: CacheQ8_0})
 	assert.ErrorContains(t, err, "offloads layers")
+	_, err = off.NewContext(ContextOptions{NCtx: 32, TypeV: CacheQ4_0})
+	assert.ErrorContains(t, err, "q4_0 V cache")
 	c, err = off.NewContext(ContextOptions{NCtx: 32, TypeK: CacheF16})
 	require.NoError(t, err)
 	c.Close()

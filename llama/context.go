@@ -19,8 +19,8 @@ type ContextOptions struct {
 	NBatch int  // most tokens evaluated in one graph (<= 0: 512; at most NCtx)
 	KVF32  bool // store K and V as F32 instead of F16 (llama.cpp's default)
 	// TypeK and TypeV are the types of the cached keys and values (llama.cpp's -ctk and -ctv;
-	// CacheDefault: F16, or F32 with KVF32). Keys may be quantized (CacheQ8_0 halves their
-	// memory), values not: see CacheType.
+	// CacheDefault: F16, or F32 with KVF32). CacheQ8_0 for both halves the cache's memory
+	// (see CacheType).
 	TypeK, TypeV CacheType
 }
 
@@ -55,16 +55,21 @@ func (m *Model) cacheTypes(k, v CacheType, kvF32 bool) (ggml.Type, ggml.Type, er
 	if !okK || !okV {
 		return 0, 0, fmt.Errorf("llama: unknown KV cache type (K %s, V %s)", k, v)
 	}
-	if v.quantized() {
-		return 0, 0, fmt.Errorf("llama: the V cache cannot be %s: it is stored transposed (one value per cell in each channel's row), which cannot be cut into blocks by cell; quantize the keys only (TypeK, -ctk %s) and keep V f16", v, v)
-	}
-	if k.quantized() {
-		if bs := typK.BlockSize(); m.HP.HeadDim()%bs != 0 {
-			return 0, 0, fmt.Errorf("llama: a %s K cache needs a head size that is a multiple of %d; this model's is %d (use f16)", k, bs, m.HP.HeadDim())
+	for _, half := range []struct {
+		name    string
+		t       CacheType
+		typ     ggml.Type
+		headDim int
+	}{{"K", k, typK, m.HP.HeadDim()}, {"V", v, typV, m.HP.headDimV()}} {
+		if !half.t.quantized() {
+			continue
+		}
+		if bs := half.typ.BlockSize(); half.headDim%bs != 0 {
+			return 0, 0, fmt.Errorf("llama: a %s %s cache needs a head size that is a multiple of %d; this model's is %d (use f16)", half.t, half.name, bs, half.headDim)
 		}
 		for _, l := range m.layers {
 			if l.dev >= 0 {
-				return 0, 0, fmt.Errorf("llama: a %s K cache is read by the CPU's attention only; this model offloads layers (-ngl): use f16 for the keys or keep every layer on the CPU", k)
+				return 0, 0, fmt.Errorf("llama: a %s %s cache is read by the CPU's attention only; this model offloads layers (-ngl): use f16 or keep every layer on the CPU", half.t, half.name)
 			}
 		}
 	}

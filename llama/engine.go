@@ -45,8 +45,8 @@ type EngineOptions struct {
 	QueueSize int
 	// KVF32 keeps K and V in F32 instead of F16.
 	KVF32 bool
-	// TypeK and TypeV are the types of the cached keys and values (ContextOptions): a q8_0 K
-	// cache takes 17 bytes per 16 keys instead of 32, so a slot holds about a quarter less.
+	// TypeK and TypeV are the types of the cached keys and values (ContextOptions): q8_0 takes
+	// 17 bytes per 16 values instead of 32, so q8_0 for both holds a slot in about half the memory.
 	TypeK, TypeV CacheType
 	// OnStep, when set, is called by the engine's goroutine after every evaluation with
 	// what it did (for metrics: batch sizes, tokens, step latency). It must return quickly.

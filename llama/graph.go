@@ -38,6 +38,9 @@ type kvStores struct {
 func (s *kvStores) setHead(kv *kvCache, head int) error {
 	kOff := kv.typK.RowSize(int64(kv.kWidth)) * uint64(head)
 	vOff := kv.typV.RowSize(1) * uint64(head)
+	if kv.vRows {
+		vOff = kv.typV.RowSize(int64(kv.vWidth)) * uint64(head)
+	}
 	for _, t := range s.k {
 		if err := t.SetViewOffset(kOff); err != nil {
 			return err

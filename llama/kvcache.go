@@ -10,12 +10,14 @@ import (
 
 // kvCache is the key/value cache of a Context in llama.cpp's layout: per layer, K holds one
 // row of n_embd_gqa values per cell (rotated keys), V holds the values transposed (element
-// (cell j, dim d) at d·n_ctx + j). Which cells hold what is in cells (kvcells.go): each
+// (cell j, dim d) at d·n_ctx + j), or, when they are quantized (vRows), a row per cell as K
+// (llama.cpp's layout with flash attention). Which cells hold what is in cells (kvcells.go): each
 // cell carries the position of its token and the set of sequences that share it.
 type kvCache struct {
 	nCtx           int
 	kWidth, vWidth int // values per cell of K (head_dim·n_head_kv) and of V
 	typK, typV     ggml.Type
+	vRows          bool // V stored by cells (a quantized V)
 	k, v           []*ggml.Tensor
 	ctxs           []*ggml.Context
 	bufs           []*ggml.Buffer
@@ -25,7 +27,7 @@ type kvCache struct {
 // newKVCache allocates the cache of m for nCtx cells, zero-filled; the layers offloaded by the
 // model get their cache in the memory of their offload backend.
 func newKVCache(m *Model, nCtx int, typK, typV ggml.Type) (*kvCache, error) {
-	c := &kvCache{nCtx: nCtx, typK: typK, typV: typV, kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA(), kvCells: newKVCells(nCtx)}
+	c := &kvCache{nCtx: nCtx, typK: typK, typV: typV, vRows: typV.IsQuantized(), kWidth: m.HP.NEmbdGQA(), vWidth: m.HP.nEmbdVGQA(), kvCells: newKVCells(nCtx)}
 	c.k = make([]*ggml.Tensor, m.HP.NLayer)
 	c.v = make([]*ggml.Tensor, m.HP.NLayer)
 	for dev := -1; dev < len(m.offloads); dev++ { // the CPU, then each offload backend

@@ -79,6 +79,13 @@ func (c *Context) SeqState(seq int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if kv.vRows {
+			vRow := int(kv.typV.RowSize(int64(kv.vWidth)))
+			for _, i := range cells {
+				buf.Write(v[i*vRow : (i+1)*vRow])
+			}
+			continue
+		}
 		for d := 0; d < kv.vWidth; d++ {
 			for _, i := range cells {
 				off := (d*kv.nCtx + i) * esz
@@ -117,7 +124,11 @@ func (c *Context) SetSeqState(seq int, state []byte) error {
 	n := int(h.NCells)
 	kRow := int(kv.typK.RowSize(int64(kv.kWidth)))
 	esz := int(kv.typV.RowSize(1))
-	size := n*4 + len(kv.k)*n*(kRow+kv.vWidth*esz)
+	vRow := kv.vWidth * esz // bytes of a cell's values (by rows or transposed)
+	if kv.vRows {
+		vRow = int(kv.typV.RowSize(int64(kv.vWidth)))
+	}
+	size := n*4 + len(kv.k)*n*(kRow+vRow)
 	if r.Len() != size {
 		return fmt.Errorf("llama: the sequence state has %d bytes of data; %d cells need %d", r.Len(), n, size)
 	}
@@ -159,13 +170,19 @@ func (c *Context) SetSeqState(seq int, state []byte) error {
 		if err != nil {
 			return err
 		}
-		for d := 0; d < kv.vWidth; d++ {
+		if kv.vRows {
 			for j, i := range cells {
-				off := (d*kv.nCtx + i) * esz
-				copy(v[off:off+esz], data[(d*n+j)*esz:])
+				copy(v[i*vRow:(i+1)*vRow], data[j*vRow:(j+1)*vRow])
+			}
+		} else {
+			for d := 0; d < kv.vWidth; d++ {
+				for j, i := range cells {
+					off := (d*kv.nCtx + i) * esz
+					copy(v[off:off+esz], data[(d*n+j)*esz:])
+				}
 			}
 		}
-		data = data[n*kv.vWidth*esz:]
+		data = data[n*vRow:]
 		if err := kv.k[il].SetBytes(k); err != nil {
 			return err
 		}

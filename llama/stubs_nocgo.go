@@ -43,8 +43,8 @@ type ContextOptions struct {
 	NBatch int  // most tokens evaluated in one graph (<= 0: 512; at most NCtx)
 	KVF32  bool // store K and V as F32 instead of F16 (llama.cpp's default)
 	// TypeK and TypeV are the types of the cached keys and values (llama.cpp's -ctk and -ctv;
-	// CacheDefault: F16, or F32 with KVF32). Keys may be quantized (CacheQ8_0 halves their
-	// memory), values not: see CacheType.
+	// CacheDefault: F16, or F32 with KVF32). CacheQ8_0 for both halves the cache's memory
+	// (see CacheType).
 	TypeK, TypeV CacheType
 }
 
@@ -94,8 +94,8 @@ type EngineOptions struct {
 	QueueSize int
 	// KVF32 keeps K and V in F32 instead of F16.
 	KVF32 bool
-	// TypeK and TypeV are the types of the cached keys and values (ContextOptions): a q8_0 K
-	// cache takes 17 bytes per 16 keys instead of 32, so a slot holds about a quarter less.
+	// TypeK and TypeV are the types of the cached keys and values (ContextOptions): q8_0 takes
+	// 17 bytes per 16 values instead of 32, so q8_0 for both holds a slot in about half the memory.
 	TypeK, TypeV CacheType
 	// OnStep, when set, is called by the engine's goroutine after every evaluation with
 	// what it did (for metrics: batch sizes, tokens, step latency). It must return quickly.

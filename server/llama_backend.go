@@ -32,7 +32,7 @@ type LlamaOptions struct {
 	NoRepack bool
 	NoMmap   bool // read the model into memory instead of mapping it (llama.Options.NoMmap)
 	// CacheTypeK and CacheTypeV are the KV cache's types (llama.EngineOptions.TypeK, TypeV;
-	// -ctk and -ctv): a q8_0 K cache holds a slot in about a quarter less memory.
+	// -ctk and -ctv): q8_0 for both holds a slot in about half the memory.
 	CacheTypeK, CacheTypeV llama.CacheType
 }
 

@@ -35,6 +35,9 @@ func (b *LlamaBackend) Model() *llama.Model { return nil }
 // Info implements Backend.
 func (b *LlamaBackend) Info() ModelInfo { return ModelInfo{} }
 
+// KVBytes is the size of the KV cache of all the slots.
+func (b *LlamaBackend) KVBytes() uint64 { return 0 }
+
 // Tokenize implements Backend.
 func (b *LlamaBackend) Tokenize(string, bool, bool) []int32 { return nil }
 

@@ -692,6 +692,17 @@ func allOpCases() []opCase {
 			return c.AttnMasked(x[0], x[1], x[2], x[3], 0.35, 0)
 		},
 		ref: func(x []*arr) *arr { return refAttnMasked(x[0], x[1], x[2], x[3], 0.35) }, tol: 1e-3})
+	// the same with v by cells, [8 values, 5 cells, 2 KV heads]
+	add(opCase{name: "AttnMaskedVRows", in: []input{f32(8, 4, 3), f32(8, 5, 2), f32(8, 5, 2), pos(-2, 0, 5, 3)},
+		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor {
+			return c.AttnMaskedVRows(x[0], x[1], x[2], x[3], 0.35, 0)
+		},
+		ref: func(x []*arr) *arr {
+			v := x[2]
+			vt := newArr(v.ne[1], v.ne[0], v.ne[2])
+			v.each(func(i0, i1, i2, i3 int) { vt.set(i1, i0, i2, i3, v.at(i0, i1, i2, i3)) })
+			return refAttnMasked(x[0], x[1], vt, x[3], 0.35)
+		}, tol: 1e-3})
 	add(opCase{name: "Alibi", in: []input{f32(6, 3, 5)},
 		build: func(c *ggml.Context, x []*ggml.Tensor) *ggml.Tensor { return c.Alibi(x[0], 0, 5, 8) },
 		ref:   func(x []*arr) *arr { return refAlibi(x[0], 5, 8) }, tol: 1e-4})

@@ -87,7 +87,7 @@ func (c *cacheFlags) register(fs *flag.FlagSet) {
 		fs.Var(&c.k, n, "type of the cached keys: f16, f32, q8_0, q4_0, q4_1, q5_0, q5_1 (q8_0 takes about half the memory of f16)")
 	}
 	for _, n := range []string{"ctv", "cache-type-v"} {
-		fs.Var(&c.v, n, "type of the cached values: f16 or f32 (values are stored transposed, so they cannot be quantized)")
+		fs.Var(&c.v, n, "type of the cached values, as -ctk")
 	}
 }
 

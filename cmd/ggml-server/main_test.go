@@ -25,7 +25,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-m", "/nonexistent.gguf", "--port", "0"}, 1, "nonexistent"},
 		{[]string{"--help"}, 0, "--cache-type-k"},
 		{[]string{"-ctk", "q9_9"}, 2, "unknown KV cache type"},
-		{[]string{"-ctv", "q8_0", "--port", "0"}, 1, "quantize the keys only"}, // the embedded model
+		{[]string{"-ctv", "bf17"}, 2, "unknown KV cache type"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if got := run(c.args, &stdout, &stderr); got != c.status || !strings.Contains(stdout.String()+stderr.String(), c.out) {

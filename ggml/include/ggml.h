@@ -1748,6 +1748,19 @@ extern "C" {
             float                 scale,
             float                 softcap);
 
+    // ggml_x_attn_masked with V stored by cells: v [Dv, M, Hk], a row of Dv values per cell, of
+    // any type k may have (F32, F16, quantized with Dv a multiple of its block; p is rounded to
+    // F16 for an F16 v). This is the layout a quantized V cache needs (blocks run along a
+    // cell's values). op_params[4] = 1.
+    GGML_API struct ggml_tensor * ggml_x_attn_masked_vrows(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * mask,
+            float                 scale,
+            float                 softcap);
+
 #ifdef  __cplusplus
 }
 #endif

@@ -41,7 +41,8 @@ static inline void ggml_x_op_set_f32(struct ggml_tensor * t, int i, float v) {
 
 // ---------------------------------------------------------------------------------------------
 // FLASH_ATTN: i32 [0] masked (ggml_flash_attn's causal flag); ggml_x_attn_masked: i32 [1] = 1
-// (src[3] is the mask), f32 [2] scale, f32 [3] softcap.
+// (src[3] is the mask), f32 [2] scale, f32 [3] softcap, i32 [4] V stored by cells
+// (ggml_x_attn_masked_vrows: v [Dv, M, Hk]) instead of transposed.
 
 // ---------------------------------------------------------------------------------------------
 // ROPE and ROPE_BACK (ggml_rope*, ggml_rope_custom*, ggml_rope_xpos_inplace, ggml_rope_back,

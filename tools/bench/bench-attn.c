@@ -5,6 +5,11 @@
 //   make bench-attn             (builds build/bin/bench-attn and runs it)
 //   build/bin/bench-attn [cells=256,1024,4096] [tokens=1,8] [threads=1,2] [reps=15]
 //                        [dim=64] [heads=32] [headkv=4] [type=f16|f32] [cold=1] [seqs=1]
+//                        [ktype=TYPE] [vtype=TYPE] [vrows=0|1]
+//
+// type= sets both halves; ktype= and vtype= one (any type the node takes: f32, f16, q8_0,
+// q4_0, ...). A quantized V is stored by cells (ggml_x_attn_masked_vrows, as the runner stores
+// it); vrows=1 stores an F16 or F32 V so too.
 //
 // With seqs=1 every token sees every cell (a decode step after a shared context); with seqs=S
 // the cells belong to S sequences in turn (as S sequences decoded together fill a cache) and
@@ -32,15 +37,26 @@ static void fill(struct ggml_tensor * t, float s) {
     for (int64_t i = 0; i < n; i++) {
         f[i] = s * bench_rng_float(&g_rng);
     }
-    if (t->type == GGML_TYPE_F16) {
-        ggml_fp16_t * h = malloc(sizeof(ggml_fp16_t) * (size_t) n);
-        ggml_fp32_to_fp16_row(f, h, (int) n);
+    if (t->type == GGML_TYPE_F32) {
+        ggml_backend_tensor_set(t, f, 0, ggml_nbytes(t));
+    } else { // F16 or quantized: through the type's conversion
+        void * h = malloc(ggml_nbytes(t));
+        ggml_internal_get_type_traits(t->type).from_float(f, h, (int) n);
         ggml_backend_tensor_set(t, h, 0, ggml_nbytes(t));
         free(h);
-    } else {
-        ggml_backend_tensor_set(t, f, 0, ggml_nbytes(t));
     }
     free(f);
+}
+
+// the type named s, or GGML_TYPE_COUNT
+static enum ggml_type type_named(const char * s) {
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        const char * name = ggml_type_name((enum ggml_type) t);
+        if (name != NULL && !strcmp(name, s) && ggml_internal_get_type_traits((enum ggml_type) t).from_float != NULL) {
+            return (enum ggml_type) t;
+        }
+    }
+    return GGML_TYPE_COUNT;
 }
 
 static volatile float g_sink;
@@ -57,8 +73,8 @@ int main(int argc, char ** argv) {
     int cells[8] = {256, 1024, 4096}, ncells = 3;
     int tokens[8] = {1, 8}, ntokens = 2;
     int threads[8] = {1, 2}, nthreads = 2;
-    int reps = 15, dim = 64, heads = 32, headkv = 4, cold = 1, seqs = 1;
-    enum ggml_type type = GGML_TYPE_F16;
+    int reps = 15, dim = 64, heads = 32, headkv = 4, cold = 1, seqs = 1, vrows = 0;
+    enum ggml_type ktype = GGML_TYPE_F16, vtype = GGML_TYPE_F16;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         if (!strncmp(a, "cells=", 6)) {
@@ -79,16 +95,22 @@ int main(int argc, char ** argv) {
             seqs = atoi(a + 5);
         } else if (!strncmp(a, "cold=", 5)) {
             cold = atoi(a + 5);
-        } else if (!strcmp(a, "type=f32")) {
-            type = GGML_TYPE_F32;
-        } else if (!strcmp(a, "type=f16")) {
-            type = GGML_TYPE_F16;
+        } else if (!strncmp(a, "type=", 5)) {
+            ktype = vtype = type_named(a + 5);
+        } else if (!strncmp(a, "ktype=", 6)) {
+            ktype = type_named(a + 6);
+        } else if (!strncmp(a, "vtype=", 6)) {
+            vtype = type_named(a + 6);
+        } else if (!strncmp(a, "vrows=", 6)) {
+            vrows = atoi(a + 6);
         } else {
             fprintf(stderr, "unknown argument %s\n", a);
             return 2;
         }
     }
-    if (reps < 1 || reps > BENCH_MAX_REPS || dim < 1 || headkv < 1 || heads % headkv != 0 || seqs < 1) {
+    vrows = vrows || ggml_is_quantized(vtype);
+    if (reps < 1 || reps > BENCH_MAX_REPS || dim < 1 || headkv < 1 || heads % headkv != 0 || seqs < 1 ||
+        ktype == GGML_TYPE_COUNT || vtype == GGML_TYPE_COUNT) {
         fprintf(stderr, "bad arguments\n");
         return 2;
     }
@@ -102,8 +124,9 @@ int main(int argc, char ** argv) {
     }
     ggml_backend_t be = ggml_backend_cpu_init();
 
-    printf("attention node, %s cache, head dim %d, %d heads over %d KV heads, cells of %d sequence(s)%s\n",
-           ggml_type_name(type), dim, heads, headkv, seqs, cold ? ", cache cold" : "");
+    printf("attention node, K %s, V %s%s, head dim %d, %d heads over %d KV heads, cells of %d sequence(s)%s\n",
+           ggml_type_name(ktype), ggml_type_name(vtype), vrows ? " by cells" : " transposed", dim, heads, headkv, seqs,
+           cold ? ", cache cold" : "");
     printf("%7s %6s %7s %10s %10s %9s %9s\n", "cells", "tokens", "threads", "us/node", "probe GB/s", "KV GB/s",
            "cyc/cell");
     for (int ic = 0; ic < ncells; ic++) {
@@ -111,15 +134,23 @@ int main(int argc, char ** argv) {
             const int64_t M = cells[ic], N = tokens[it], D = dim, H = heads, Hk = headkv;
             struct ggml_init_params ip = {ggml_tensor_overhead() * 16 + ggml_graph_overhead() + 1024, NULL, true};
             struct ggml_context * ctx = ggml_init(ip);
-            // the caches as the runner keeps them: K a row of D*Hk per cell, V a row of M cells per channel
-            struct ggml_tensor * kc = ggml_new_tensor_1d(ctx, type, D * Hk * M);
-            struct ggml_tensor * vc = ggml_new_tensor_1d(ctx, type, D * Hk * M);
+            // the caches as the runner keeps them: K a row of D*Hk per cell, V a row of M cells per
+            // channel (or, vrows, a row of D*Hk per cell)
+            struct ggml_tensor * kc = ggml_new_tensor_1d(ctx, ktype, D * Hk * M);
+            struct ggml_tensor * vc = ggml_new_tensor_1d(ctx, vtype, D * Hk * M);
             struct ggml_tensor * q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, D, H, N);
             struct ggml_tensor * mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, M, N);
-            const size_t es = ggml_type_size(type);
-            struct ggml_tensor * k = ggml_view_3d(ctx, kc, D, M, Hk, es * D * Hk, es * D, 0);
-            struct ggml_tensor * v = ggml_view_3d(ctx, vc, M, D, Hk, es * M, es * M * D, 0);
-            struct ggml_tensor * out = ggml_x_attn_masked(ctx, q, k, v, mask, 1.0f / sqrtf((float) D), 0.0f);
+            struct ggml_tensor * k = ggml_view_3d(ctx, kc, D, M, Hk, ggml_row_size(ktype, D * Hk), ggml_row_size(ktype, D), 0);
+            const float scale = 1.0f / sqrtf((float) D);
+            struct ggml_tensor * out;
+            if (vrows) {
+                struct ggml_tensor * v = ggml_view_3d(ctx, vc, D, M, Hk, ggml_row_size(vtype, D * Hk), ggml_row_size(vtype, D), 0);
+                out = ggml_x_attn_masked_vrows(ctx, q, k, v, mask, scale, 0.0f);
+            } else {
+                const size_t es = ggml_type_size(vtype);
+                struct ggml_tensor * v = ggml_view_3d(ctx, vc, M, D, Hk, es * M, es * M * D, 0);
+                out = ggml_x_attn_masked(ctx, q, k, v, mask, scale, 0.0f);
+            }
             struct ggml_cgraph * gf = ggml_new_graph(ctx);
             ggml_build_forward_expand(gf, out);
             ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, be);
@@ -136,7 +167,7 @@ int main(int argc, char ** argv) {
             }
             ggml_backend_tensor_set(mask, m, 0, ggml_nbytes(mask));
             free(m);
-            const double kv_bytes = 2.0 * (double) (D * Hk * M) * (double) es;
+            const double kv_bytes = (double) (ggml_nbytes(kc) + ggml_nbytes(vc));
             for (int ith = 0; ith < nthreads; ith++) {
                 ggml_backend_cpu_set_n_threads(be, threads[ith]);
                 const double bw = probe_read_bw(pbuf, pbytes, threads[ith], 5);

@@ -49,6 +49,7 @@ var skip = map[string]string{
 	"ggml_cross_entropy_loss_back": "backward-only (BuildBackward)",
 	"ggml_flash_attn_back":         "backward-only (BuildBackward)",
 	"ggml_x_attn_masked":           "attn_masked.go (extension)",
+	"ggml_x_attn_masked_vrows":     "attn_masked.go (extension)",
 	"ggml_repeat_back":             "backward-only (BuildBackward)",
 	"ggml_silu_back":               "backward-only (BuildBackward)",
 	"ggml_rms_norm_back":           "backward-only (BuildBackward)",

@@ -153,6 +153,67 @@ AX2_INLINE void attn2_outputs(const struct attn_masked_op * a, const char * vbas
     }
 }
 
+// 8 values (fewer at the end of a row: zeros after) of the V row vrow from value d0, as F32
+AX2_INLINE __m256 attn2_vrow_piece(const struct attn_masked_op * a, const char * vrow, int64_t d0,
+                                   const struct attn_masked_scratch * s) {
+    if (a->vq8) {
+        const block_q8_0 * b = (const block_q8_0 *) vrow + d0 / QK8_0;
+        const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (b->qs + d0 % QK8_0))));
+        return _mm256_mul_ps(x, _mm256_set1_ps(GGML_FP16_TO_FP32(b->d)));
+    }
+    if (a->vquant) { // (rows of whole blocks: never a partial piece)
+        return _mm256_loadu_ps(ggml_x_attn_v_piece(a, vrow, d0, s));
+    }
+    const int64_t left = a->Dv - d0;
+    if (left >= 8) {
+        return a->f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (vrow + d0 * 2)))
+                      : _mm256_loadu_ps((const float *) vrow + d0);
+    }
+    float t[8] = { 0 };
+    for (int64_t e = 0; e < left; e++) {
+        t[e] = a->f16 ? GGML_FP16_TO_FP32(((const ggml_fp16_t *) vrow)[d0 + e]) : ((const float *) vrow)[d0 + e];
+    }
+    return _mm256_loadu_ps(t);
+}
+
+// outputs of heads j0 .. j0 + GP from V stored by cells (ggml_x_attn_masked_vrows), as
+// attn_outputs_vrows of the AVX-512 kernel with pieces of 8 (pp: per block of 8 cells, 8 per head)
+AX2_INLINE void attn2_outputs_vrows(const struct attn_masked_op * a, const char * vbase, const int32_t * idx,
+                                    int64_t nv, const float * pp, int64_t Gr, int64_t j0, char * out, int64_t G,
+                                    const struct attn_masked_scratch * s, const int GP) {
+    const int64_t Dv = a->Dv, Dp = (Dv + 7) / 8 * 8;
+    const size_t nb1 = a->v->nb[1];
+    float * sums = s->acc;
+    for (int64_t e = 0; e < GP * Dp; e += 8) {
+        _mm256_storeu_ps(sums + e, _mm256_setzero_ps());
+    }
+    for (int64_t c0 = 0; c0 < nv; c0 += 32) {
+        const int64_t c1 = GGML_X_MIN(c0 + 32, nv);
+        for (int64_t d0 = 0; d0 < Dv; d0 += 8) {
+            __m256 acc[8];
+#pragma GCC unroll 8
+            for (int j = 0; j < GP; j++) {
+                acc[j] = _mm256_loadu_ps(sums + j * Dp + d0);
+            }
+            for (int64_t i = c0; i < c1; i++) {
+                const __m256 vv = attn2_vrow_piece(a, vbase + (size_t) idx[i] * nb1, d0, s);
+                const float * pi = pp + (i & ~(int64_t) 7) * Gr + j0 * 8 + (i & 7);
+#pragma GCC unroll 8
+                for (int j = 0; j < GP; j++) {
+                    acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(pi[j * 8]), vv, acc[j]);
+                }
+            }
+#pragma GCC unroll 8
+            for (int j = 0; j < GP; j++) {
+                _mm256_storeu_ps(sums + j * Dp + d0, acc[j]);
+            }
+        }
+    }
+    for (int j = 0; j < GP && j0 + j < G; j++) {
+        memcpy(out + (j0 + j) * a->dst->nb[1], sums + j * Dp, (size_t) Dv * sizeof(float));
+    }
+}
+
 AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
                                    int64_t nv,
                                  const struct attn_masked_scratch * s) {
@@ -214,7 +275,15 @@ AX2 void ggml_x_attn_masked_avx2(const struct attn_masked_op * a, int64_t n, int
     // outputs
     const char * vbase = (const char *) v->data + hk * v->nb[2];
     char * out = (char *) a->dst->data + hb * a->dst->nb[1] + n * a->dst->nb[2];
-    for (int64_t j0 = 0; j0 < G; j0 += GP) {
+    for (int64_t j0 = 0; j0 < G && a->vrows; j0 += GP) {
+        switch (GP) {
+        case 8:  attn2_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 8); break;
+        case 4:  attn2_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 4); break;
+        case 2:  attn2_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 2); break;
+        default: attn2_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 1); break;
+        }
+    }
+    for (int64_t j0 = 0; j0 < G && !a->vrows; j0 += GP) {
         switch (GP) {
         case 8:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, G, 8); break;
         case 4:  attn2_outputs(a, vbase, idx, nv, nvp, pp, Gr, j0, out, G, 4); break;

@@ -172,6 +172,87 @@ AX5_INLINE void attn_outputs(const struct attn_masked_op * a, const char * vbase
     }
 }
 
+// 16 values (fewer at the end of a row: zeros after) of the V row vrow from value d0, as F32
+AX5_INLINE __m512 attn_vrow_piece(const struct attn_masked_op * a, const char * vrow, int64_t d0,
+                                  const struct attn_masked_scratch * s) {
+    if (a->vq8) {
+        const block_q8_0 * b = (const block_q8_0 *) vrow + d0 / QK8_0;
+        const __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (b->qs + d0 % QK8_0))));
+        return _mm512_mul_ps(x, _mm512_set1_ps(GGML_FP16_TO_FP32(b->d)));
+    }
+    if (a->vquant) { // (rows of whole blocks: never a partial piece)
+        return _mm512_loadu_ps(ggml_x_attn_v_piece(a, vrow, d0, s));
+    }
+    const int64_t left = a->Dv - d0;
+    if (left >= 16) {
+        return a->f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (vrow + d0 * 2)))
+                      : _mm512_loadu_ps((const float *) vrow + d0);
+    }
+    const __mmask16 m = (__mmask16) ((1u << left) - 1);
+    if (a->f16) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, vrow + d0 * 2));
+    }
+    return _mm512_maskz_loadu_ps(m, (const float *) vrow + d0);
+}
+
+// outputs of heads j0 .. j0 + GP from V stored by cells (ggml_x_attn_masked_vrows): per block of
+// 32 cells (their rows of this KV head stay in L1) and per P pieces of 16 values (P = 16 / GP,
+// at most 4: GP * P sums in registers, independent chains), each cell's pieces times its GP
+// probabilities (pp as for attn_outputs: per block of 16 cells, 16 per head); the sums wait in
+// s->acc ([GP][Dv], padded to 16) between blocks
+AX5_INLINE void attn_outputs_vrows(const struct attn_masked_op * a, const char * vbase, const int32_t * idx,
+                                   int64_t nv, const float * pp, int64_t Gr, int64_t j0, char * out, int64_t G,
+                                   const struct attn_masked_scratch * s, const int GP) {
+    const int P = GP >= 4 ? 16 / GP : 4;
+    const int64_t Dv = a->Dv, Dp = (Dv + 15) / 16 * 16;
+    const size_t nb1 = a->v->nb[1];
+    float * sums = s->acc;
+    for (int64_t e = 0; e < GP * Dp; e += 16) {
+        _mm512_store_ps(sums + e, _mm512_setzero_ps());
+    }
+    for (int64_t c0 = 0; c0 < nv; c0 += 32) {
+        const int64_t c1 = GGML_X_MIN(c0 + 32, nv);
+        for (int64_t d0 = 0; d0 < Dv; d0 += 16 * P) {
+            const int np = (int) GGML_X_MIN(P, (Dv - d0 + 15) / 16); // pieces in this pass
+            __m512 acc[16];
+#pragma GCC unroll 16
+            for (int j = 0; j < GP; j++) {
+#pragma GCC unroll 4
+                for (int p = 0; p < P; p++) {
+                    acc[j * P + p] = p < np ? _mm512_load_ps(sums + j * Dp + d0 + 16 * p) : _mm512_setzero_ps();
+                }
+            }
+            for (int64_t i = c0; i < c1; i++) {
+                const char * vrow = vbase + (size_t) idx[i] * nb1;
+                __m512 vv[4];
+#pragma GCC unroll 4
+                for (int p = 0; p < P; p++) {
+                    vv[p] = p < np ? attn_vrow_piece(a, vrow, d0 + 16 * p, s) : _mm512_setzero_ps();
+                }
+                const float * pi = pp + (i & ~(int64_t) 15) * Gr + j0 * 16 + (i & 15);
+#pragma GCC unroll 16
+                for (int j = 0; j < GP; j++) {
+                    const __m512 pj = _mm512_set1_ps(pi[j * 16]);
+#pragma GCC unroll 4
+                    for (int p = 0; p < P; p++) {
+                        acc[j * P + p] = _mm512_fmadd_ps(pj, vv[p], acc[j * P + p]);
+                    }
+                }
+            }
+#pragma GCC unroll 16
+            for (int j = 0; j < GP; j++) {
+#pragma GCC unroll 4
+                for (int p = 0; p < np && p < P; p++) {
+                    _mm512_store_ps(sums + j * Dp + d0 + 16 * p, acc[j * P + p]);
+                }
+            }
+        }
+    }
+    for (int j = 0; j < GP && j0 + j < G; j++) {
+        memcpy(out + (j0 + j) * a->dst->nb[1], sums + j * Dp, (size_t) Dv * sizeof(float));
+    }
+}
+
 AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, int64_t hk, int64_t jb, int64_t G,
                                    int64_t nv,
                                    const struct attn_masked_scratch * s) {
@@ -232,7 +313,16 @@ AX5 void ggml_x_attn_masked_avx512(const struct attn_masked_op * a, int64_t n, i
     const char * vbase = (const char *) v->data + hk * v->nb[2];
     const char * vend = (const char *) v->data + ggml_nbytes(v);
     char * out = (char *) a->dst->data + hb * a->dst->nb[1] + n * a->dst->nb[2];
-    for (int64_t j0 = 0; j0 < G; j0 += GP) {
+    for (int64_t j0 = 0; j0 < G && a->vrows; j0 += GP) {
+        switch (GP) {
+        case 16: attn_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 16); break;
+        case 8:  attn_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 8); break;
+        case 4:  attn_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 4); break;
+        case 2:  attn_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 2); break;
+        default: attn_outputs_vrows(a, vbase, idx, nv, pp, Gr, j0, out, G, s, 1); break;
+        }
+    }
+    for (int64_t j0 = 0; j0 < G && !a->vrows; j0 += GP) {
         switch (GP) {
         case 16: attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 16); break;
         case 8:  attn_outputs(a, vbase, vend, idx, nv, nvp, pp, Gr, j0, out, G, 8); break;

@@ -19,14 +19,16 @@ struct attn_masked_op {
     const struct ggml_tensor * dst;
     const struct ggml_tensor * q;    // [D, H, N]
     const struct ggml_tensor * k;    // [D, M, Hk]: F32, F16 or quantized
-    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed): F32 or F16
+    const struct ggml_tensor * v;    // [M, Dv, Hk] (transposed): F32 or F16; vrows: [Dv, M, Hk], any type k may have
     const struct ggml_tensor * mask; // [M, N]
     float scale, softcap;
     bool kf16;                       // K is F16 (q rounded to F16, as MUL_MAT with F16 weights)
     bool kquant;                     // K is quantized: its rows are decoded to F32 (attn_k_row)
     bool kq8;                        // K is Q8_0 (decoded inline by the SIMD kernels)
     bool f16;                        // V is F16 (p rounded to F16)
-    size_t krow;                     // bytes of one K row of D values
+    bool vrows;                      // V is stored by cells (ggml_x_attn_masked_vrows)
+    bool vquant, vq8;                // (vrows) V is quantized; V is Q8_0
+    size_t krow, vrow;               // bytes of one K row of D values; (vrows) of one V row of Dv
     int64_t D, Dv, G;                // head sizes, query heads per KV head
     const struct ggml_x_vec_kernels * vk;
 };
@@ -39,14 +41,20 @@ struct attn_masked_scratch {
     float *   w;    // [M + 16] softmax row
     float *   pt;   // [M + 16][Gp] probabilities (scalar: interleaved; SIMD: per block of cells)
     float *   qt;   // [D][G] queries (scalar: interleaved; SIMD: a row per head)
-    float *   acc;  // [Dv][G] outputs, interleaved (scalar)
+    float *   acc;  // [Dv][G] outputs, interleaved (scalar); SIMD, V by cells: [GP][Dv] partial sums
     float *   kf;   // [16][D] K rows as F32 (SIMD: by pieces, one pointer for a block of cells)
     float *   kr;   // [D] one quantized K row decoded
+    float *   vr;   // [max(Dv, 256)] (vrows) a V row or one block of it decoded
 };
 
 // the K row at krow as values the kernels load: itself (F32 or F16), or for a quantized K its D
 // values decoded into s->kr (then read as F32)
 const char * ggml_x_attn_k_row(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s);
+
+// (vrows, V quantized) values d0 .. d0 + n of the V row at vrow (n <= 16 within one block):
+// the block holding them decoded into s->vr, and a pointer to them there
+const float * ggml_x_attn_v_piece(const struct attn_masked_op * a, const char * vrow, int64_t d0,
+                                  const struct attn_masked_scratch * s);
 
 // the softmax of the nv scores sc (scaled, plus the mask values mval) into w, as SOFT_MAX
 // computes a dense row; returns 1/sum

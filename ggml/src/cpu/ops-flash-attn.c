@@ -192,7 +192,8 @@ const struct ggml_cpu_op ggml_cpu_op_flash_attn_back = {
 
 // ---------------------------------------------------------------------------------------------
 // ggml_x_attn_masked: q [D, H, N] F32, k [D, M, Hk] (F32, F16 or quantized: a quantized KV
-// cache's keys, decoded row by row), v [M, Dv, Hk] (F16 or F32), mask F32
+// cache's keys, decoded row by row), v [M, Dv, Hk] (F16 or F32; op_params i32[4] = 1: [Dv, M,
+// Hk], a row per cell, of any type k may have: ggml_x_attn_masked_vrows), mask F32
 // [>= M, >= N], f32[2] = scale, f32[3] = softcap; dst [Dv, H, N] F32. Query head h reads KV
 // head h / G, G = H / Hk. One task is a (token, KV head) pair: it lists the cells the token's
 // mask row lets through, scores them for the G query heads that share the KV head (each K row
@@ -210,8 +211,8 @@ static int64_t attn_heads_padded(int64_t G) {
 
 static size_t attn_masked_floats(int64_t M, int64_t G, int64_t D, int64_t Dv) {
     const int64_t Gp = attn_heads_padded(G);
-    const int64_t n = (M + ATTN_PAD) * (2 + G + Gp) + M + D * G + Dv * G + ATTN_PAD * D + D;
-    return (size_t) ((n + 16 * 9 + 15) / 16 * 16); // each array rounded up to a cache line below
+    const int64_t n = (M + ATTN_PAD) * (2 + G + Gp) + M + D * G + (Dv + 16) * Gp + ATTN_PAD * D + D + GGML_X_MAX(Dv, 256);
+    return (size_t) ((n + 16 * 10 + 15) / 16 * 16); // each array rounded up to a cache line below
 }
 
 static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * cc, int64_t M, int64_t G,
@@ -228,11 +229,25 @@ static struct attn_masked_scratch attn_masked_carve(const struct ggml_cpu_ctx * 
     s.w    = CARVE(M + ATTN_PAD);
     s.pt   = CARVE((M + ATTN_PAD) * Gp);
     s.qt   = CARVE(D * G);
-    s.acc  = CARVE(Dv * G);
+    s.acc  = CARVE((Dv + 16) * Gp);
     s.kf   = CARVE(ATTN_PAD * D);
     s.kr   = CARVE(D);
+    s.vr   = CARVE(GGML_X_MAX(Dv, 256));
 #undef CARVE
     return s;
+}
+
+// is V stored by cells (ggml_x_attn_masked_vrows)?
+static inline bool attn_v_rows(const struct ggml_tensor * dst) {
+    return ggml_x_get_op_params_i32(dst, 4) != 0;
+}
+
+// rows of t the node reads: F32, F16 or quantized whole blocks, dense
+static bool attn_operand_ok(const struct ggml_tensor * t) {
+    if (t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_F32) {
+        return true;
+    }
+    return rowconv_is_quant(t->type) && rowconv_can_load(t->type, t->nb[0]) && t->ne[0] % rowconv_blck(t->type) == 0;
 }
 
 static bool attn_masked_supports(const struct ggml_tensor * dst) {
@@ -243,19 +258,17 @@ static bool attn_masked_supports(const struct ggml_tensor * dst) {
     if (q == NULL || k == NULL || v == NULL || mask == NULL) {
         return false;
     }
+    const bool vrows = attn_v_rows(dst);
     if (q->type != GGML_TYPE_F32 || mask->type != GGML_TYPE_F32 || dst->type != GGML_TYPE_F32 ||
-        !(v->type == GGML_TYPE_F16 || v->type == GGML_TYPE_F32)) {
+        !attn_operand_ok(k) || !(vrows ? attn_operand_ok(v) : v->type == GGML_TYPE_F16 || v->type == GGML_TYPE_F32)) {
         return false;
     }
-    if (k->type != GGML_TYPE_F16 && k->type != GGML_TYPE_F32 &&
-        !(rowconv_is_quant(k->type) && rowconv_can_load(k->type, k->nb[0]) && k->ne[0] % rowconv_blck(k->type) == 0)) {
-        return false;
-    }
+    const int64_t vcells = vrows ? v->ne[1] : v->ne[0], Dv = vrows ? v->ne[0] : v->ne[1];
     return k->nb[0] == ggml_type_size(k->type) && v->nb[0] == ggml_type_size(v->type) &&
            mask->nb[0] == sizeof(float) && q->nb[0] == sizeof(float) &&
            ggml_is_contiguous(dst) && k->ne[0] == q->ne[0] && k->ne[2] > 0 && q->ne[1] % k->ne[2] == 0 &&
-           v->ne[0] == k->ne[1] && v->ne[2] == k->ne[2] && mask->ne[0] >= k->ne[1] && mask->ne[1] >= q->ne[2] &&
-           dst->ne[0] == v->ne[1] && dst->ne[1] == q->ne[1] && dst->ne[2] == q->ne[2] && dst->ne[3] == 1 &&
+           vcells == k->ne[1] && v->ne[2] == k->ne[2] && mask->ne[0] >= k->ne[1] && mask->ne[1] >= q->ne[2] &&
+           dst->ne[0] == Dv && dst->ne[1] == q->ne[1] && dst->ne[2] == q->ne[2] && dst->ne[3] == 1 &&
            q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1;
 }
 
@@ -264,7 +277,8 @@ static size_t attn_masked_work_size(const struct ggml_tensor * dst, int n_thread
     const struct ggml_tensor * k = dst->src[1];
     const struct ggml_tensor * v = dst->src[2];
     const int64_t G = q->ne[1] / k->ne[2];
-    return 64 + (size_t) n_threads * attn_masked_floats(k->ne[1], G, k->ne[0], v->ne[1]) * sizeof(float);
+    const int64_t Dv = attn_v_rows(dst) ? v->ne[0] : v->ne[1];
+    return 64 + (size_t) n_threads * attn_masked_floats(k->ne[1], G, k->ne[0], Dv) * sizeof(float);
 }
 
 static inline float attn_load(bool f16, const char * p) {
@@ -294,6 +308,13 @@ const char * ggml_x_attn_k_row(const struct attn_masked_op * a, const char * kro
     }
     rowconv_load(s->kr, krow, a->k->nb[0], a->k->type, a->D);
     return (const char *) s->kr;
+}
+
+const float * ggml_x_attn_v_piece(const struct attn_masked_op * a, const char * vrow, int64_t d0,
+                                  const struct attn_masked_scratch * s) {
+    const int64_t bs = rowconv_blck(a->v->type), b = d0 / bs;
+    rowconv_load(s->vr, vrow + (size_t) b * ggml_type_size(a->v->type), a->v->nb[0], a->v->type, bs);
+    return s->vr + (d0 - b * bs);
 }
 
 // dst of every head of KV head hk for token n over the nv cells idx, without SIMD
@@ -347,10 +368,24 @@ static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n,
         }
     }
 
-    // weighted sum of the V columns
+    // weighted sum of the V columns (or of the cells' V rows)
     const char * vbase = (const char *) v->data + hk * v->nb[2];
     memset(s->acc, 0, (size_t) (Dv * G) * sizeof(float));
-    for (int64_t d = 0; d < Dv; d++) {
+    for (int64_t i = 0; i < nv && a->vrows; i++) {
+        const char * vrow = vbase + (size_t) s->idx[i] * v->nb[1];
+        const float * vf = (const float *) vrow;
+        if (a->f16) {
+            ggml_fp16_to_fp32_row((const ggml_fp16_t *) vrow, s->vr, (int) Dv);
+            vf = s->vr;
+        } else if (a->vquant) {
+            rowconv_load(s->vr, vrow, v->nb[0], v->type, Dv);
+            vf = s->vr;
+        }
+        for (int64_t d = 0; d < Dv; d++) {
+            attn_axpy(G, s->acc + d * G, vf[d], s->pt + i * G);
+        }
+    }
+    for (int64_t d = 0; d < Dv && !a->vrows; d++) {
         const char * vrow = vbase + d * v->nb[1];
         float * acc = s->acc + d * G;
         for (int64_t i = 0; i < nv; i++) {
@@ -418,9 +453,14 @@ static void attn_masked_task(const struct attn_masked_op * a, attn_simd_kernel_t
         }
         const size_t ves = ggml_type_size(v->type);
         const char * vb = (const char *) v->data + hk * v->nb[2];
+        for (int64_t i = 0; i < GGML_X_MIN(nv, 64) && a->vrows; i++) {
+            for (size_t o = 0; o < a->vrow; o += 64) {
+                __builtin_prefetch(vb + s->idx[i] * v->nb[1] + o, 0, 3);
+            }
+        }
         const size_t v0 = (size_t) s->idx[0] * ves, v1 = (size_t) s->idx[nv - 1] * ves;
         const size_t lines = (v1 - (v0 & ~(size_t) 63)) / 64 + 1;
-        for (int64_t d = 0; d < Dv && lines * (size_t) Dv <= 1024; d++) {
+        for (int64_t d = 0; d < Dv && !a->vrows && lines * (size_t) Dv <= 1024; d++) {
             for (size_t o = v0 & ~(size_t) 63; o <= v1; o += 64) {
                 __builtin_prefetch(vb + d * v->nb[1] + o, 0, 3);
             }
@@ -450,9 +490,13 @@ static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tens
         .kquant  = rowconv_is_quant(k->type),
         .kq8     = k->type == GGML_TYPE_Q8_0,
         .f16     = v->type == GGML_TYPE_F16,
+        .vrows   = attn_v_rows(dst),
+        .vquant  = rowconv_is_quant(v->type),
+        .vq8     = v->type == GGML_TYPE_Q8_0,
         .krow    = ggml_row_size(k->type, q->ne[0]),
+        .vrow    = ggml_row_size(v->type, attn_v_rows(dst) ? v->ne[0] : v->ne[1]),
         .D       = q->ne[0],
-        .Dv      = v->ne[1],
+        .Dv      = attn_v_rows(dst) ? v->ne[0] : v->ne[1],
         .G       = q->ne[1] / Hk,
         .vk      = ggml_x_vec_kernels_active(),
     };
