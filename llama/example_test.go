@@ -212,3 +212,43 @@ func ExampleEngine() {
 	// request 3: length after 5 tokens
 	// requests: 4
 }
+
+// A quantized KV cache (llama.cpp's -ctk q8_0 -ctv q8_0) holds the same cells in about half
+// the memory of the default F16 cache.
+func ExampleCacheType() {
+	dir, err := os.MkdirTemp("", "llama-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "random.gguf")
+	// head size 128 / 4 = 32: a whole q8_0 block per head
+	if err := llama.WriteRandomModel(path, llama.RandomConfig{Seed: 1, NEmbd: 128, NHead: 4}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	for _, types := range [][2]string{{"f16", "f16"}, {"q8_0", "f16"}, {"q8_0", "q8_0"}} {
+		var opt llama.ContextOptions
+		opt.NCtx = 1024
+		if err := opt.TypeK.Set(types[0]); err != nil { // as a -ctk flag would
+			log.Fatal(err)
+		}
+		if err := opt.TypeV.Set(types[1]); err != nil {
+			log.Fatal(err)
+		}
+		c, err := m.NewContext(opt)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("K %s, V %s: %d KiB\n", opt.TypeK, opt.TypeV, c.KVBytes()>>10)
+		c.Close()
+	}
+	// Output:
+	// K f16, V f16: 1024 KiB
+	// K q8_0, V f16: 784 KiB
+	// K q8_0, V q8_0: 544 KiB
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/llama"
 )
 
 // TestLlamaBackend drives the adapter over the default model through the HTTP API.
@@ -202,4 +203,44 @@ func intsBytes(v []int) []byte {
 		b[i] = byte(x)
 	}
 	return b
+}
+
+// A server with a q8_0 KV cache (-ctk q8_0 -ctv q8_0) holds its slots in about half the memory
+// and serves as the default one does: a greedy stream equals the whole answer.
+func TestLlamaBackendQuantizedCache(t *testing.T) {
+	live := ggml.LiveObjects()
+	f16, err := NewLlamaBackend(defaultModelPath, LlamaOptions{Slots: 2, CtxSize: 2 * 128, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f16Bytes := f16.KVBytes()
+	f16.Close()
+	b, err := NewLlamaBackend(defaultModelPath, LlamaOptions{Slots: 2, CtxSize: 2 * 128, Threads: 2,
+		CacheTypeK: llama.CacheQ8_0, CacheTypeV: llama.CacheQ8_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(b, Config{}).Handler())
+	defer func() {
+		ts.Close()
+		b.Close()
+		if n := ggml.LiveObjects(); n != live {
+			t.Errorf("live objects %d, before %d", n, live)
+		}
+	}()
+	if got, want := b.KVBytes(), f16Bytes*34/64; got != want {
+		t.Errorf("q8_0 KV cache of %d bytes; want %d (F16: %d)", got, want, f16Bytes)
+	}
+	status, _, body := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"func main() {"}],"max_tokens":24,"temperature":0}`)
+	var whole chatResponse
+	if status != 200 || json.Unmarshal(body, &whole) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	r, err := readChatStream(t.Context(), ts.URL, "func main() {", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.text != *whole.Choices[0].Message.Content || r.text == "" {
+		t.Fatalf("stream %q, whole %q", r.text, *whole.Choices[0].Message.Content)
+	}
 }
