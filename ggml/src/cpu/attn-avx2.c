@@ -187,25 +187,42 @@ AX2_INLINE void attn2_outputs_vrows(const struct attn_masked_op * a, const char 
     for (int64_t e = 0; e < GP * Dp; e += 8) {
         _mm256_storeu_ps(sums + e, _mm256_setzero_ps());
     }
+    const int P = GP >= 2 ? 8 / GP : 4; // pieces per pass: GP * P <= 8 sums in registers
     for (int64_t c0 = 0; c0 < nv; c0 += 32) {
         const int64_t c1 = GGML_X_MIN(c0 + 32, nv);
-        for (int64_t d0 = 0; d0 < Dv; d0 += 8) {
+        for (int64_t d0 = 0; d0 < Dv; d0 += 8 * P) {
+            const int np = (int) GGML_X_MIN(P, (Dv - d0 + 7) / 8); // pieces in this pass
             __m256 acc[8];
 #pragma GCC unroll 8
             for (int j = 0; j < GP; j++) {
-                acc[j] = _mm256_loadu_ps(sums + j * Dp + d0);
+#pragma GCC unroll 4
+                for (int p = 0; p < P; p++) {
+                    acc[j * P + p] = p < np ? _mm256_loadu_ps(sums + j * Dp + d0 + 8 * p) : _mm256_setzero_ps();
+                }
             }
             for (int64_t i = c0; i < c1; i++) {
-                const __m256 vv = attn2_vrow_piece(a, vbase + (size_t) idx[i] * nb1, d0, s);
+                const char * vrow = vbase + (size_t) idx[i] * nb1;
+                __m256 vv[4];
+#pragma GCC unroll 4
+                for (int p = 0; p < P; p++) {
+                    vv[p] = p < np ? attn2_vrow_piece(a, vrow, d0 + 8 * p, s) : _mm256_setzero_ps();
+                }
                 const float * pi = pp + (i & ~(int64_t) 7) * Gr + j0 * 8 + (i & 7);
 #pragma GCC unroll 8
                 for (int j = 0; j < GP; j++) {
-                    acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(pi[j * 8]), vv, acc[j]);
+                    const __m256 pj = _mm256_set1_ps(pi[j * 8]);
+#pragma GCC unroll 4
+                    for (int p = 0; p < P; p++) {
+                        acc[j * P + p] = _mm256_fmadd_ps(pj, vv[p], acc[j * P + p]);
+                    }
                 }
             }
 #pragma GCC unroll 8
             for (int j = 0; j < GP; j++) {
-                _mm256_storeu_ps(sums + j * Dp + d0, acc[j]);
+#pragma GCC unroll 4
+                for (int p = 0; p < np && p < P; p++) {
+                    _mm256_storeu_ps(sums + j * Dp + d0 + 8 * p, acc[j * P + p]);
+                }
             }
         }
     }
