@@ -212,6 +212,11 @@ AX5_INLINE void attn_outputs_vrows(const struct attn_masked_op * a, const char *
     }
     for (int64_t c0 = 0; c0 < nv; c0 += 32) {
         const int64_t c1 = GGML_X_MIN(c0 + 32, nv);
+        for (int64_t i = c0 + 64; i < GGML_X_MIN(c0 + 96, nv); i++) { // the rows of the block after next
+            for (size_t o = 0; o < a->vrow; o += 64) {
+                _mm_prefetch(vbase + (size_t) idx[i] * nb1 + o, _MM_HINT_T0);
+            }
+        }
         for (int64_t d0 = 0; d0 < Dv; d0 += 16 * P) {
             const int np = (int) GGML_X_MIN(P, (Dv - d0 + 15) / 16); // pieces in this pass
             __m512 acc[16];
