@@ -82,11 +82,6 @@ func (t *CacheType) Set(s string) error {
 	return nil
 }
 
-// quantized reports whether t is stored in blocks.
-func (t CacheType) quantized() bool {
-	return t >= CacheQ8_0 && int(t) < len(cacheTypes)
-}
-
 // ggmlType is the tensor type of a cache half of type t, given KVF32 (which only changes
 // CacheDefault); false for a value outside the constants.
 func (t CacheType) ggmlType(kvF32 bool) (ggml.Type, bool) {

@@ -4,14 +4,12 @@ package llama
 
 import (
 	"flag"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/testbackend"
 )
 
@@ -101,43 +99,6 @@ func TestQuantizedCache(t *testing.T) {
 			btoks, brows := greedyBatched(t, c, prompts, 4)
 			compareRuns(t, "sequence 0 in a batch of 4", tc.tol/2, toks[:4], btoks[0], rows[:4], brows[0])
 		})
-	}
-}
-
-// Shifting a sequence's positions rotates quantized keys too (decoded, rotated, encoded
-// again): the logits stay as close to evaluating the kept tokens afresh as the type allows
-// (the keys are rounded once more than in the fresh run).
-func TestSeqShiftQuantizedKeys(t *testing.T) {
-	leakCheck(t)
-	path := filepath.Join(t.TempDir(), "llama.gguf")
-	require.NoError(t, WriteRandomModel(path, RandomConfig{Type: gguf.TypeF32, Seed: 2, NEmbd: 128, NHead: 4, NHeadKV: 2, NLayer: 1}))
-	m, err := Load(path, Options{Threads: 2})
-	require.NoError(t, err)
-	defer m.Close()
-	toks := []int32{1, 30, 31, 32, 33, 34, 35, 36}
-	for _, tc := range []struct {
-		k   CacheType
-		tol float64
-	}{{CacheF32, 1e-5}, {CacheF16, 2e-3}, {CacheQ8_0, 1e-2}, {CacheQ4_0, 0.1}} {
-		opt := ContextOptions{NCtx: 64, TypeK: tc.k}
-		c, err := m.NewContext(opt)
-		require.NoError(t, err)
-		_, err = c.Eval(toks, false)
-		require.NoError(t, err)
-		// keep the first token, drop the next 3, shift the rest down by 3
-		require.NoError(t, c.SeqRemove(0, 1, 4))
-		require.NoError(t, c.SeqShift(0, 4, -1, -3))
-		got, err := c.Eval([]int32{90}, false)
-		require.NoError(t, err)
-		c.Close()
-		ref, err := m.NewContext(opt)
-		require.NoError(t, err)
-		want, err := ref.Eval([]int32{1, 33, 34, 35, 36, 90}, false)
-		ref.Close()
-		require.NoError(t, err)
-		d := relDiff(want, got)
-		t.Logf("%s keys: relative difference %.3g", tc.k, d)
-		assert.Less(t, d, tc.tol, "%s keys", tc.k)
 	}
 }
 

@@ -61,7 +61,7 @@ func (m *Model) cacheTypes(k, v CacheType, kvF32 bool) (ggml.Type, ggml.Type, er
 		typ     ggml.Type
 		headDim int
 	}{{"K", k, typK, m.HP.HeadDim()}, {"V", v, typV, m.HP.headDimV()}} {
-		if !half.t.quantized() {
+		if !half.typ.IsQuantized() {
 			continue
 		}
 		if bs := half.typ.BlockSize(); half.headDim%bs != 0 {

@@ -15,39 +15,56 @@ import (
 	"github.com/ggml-go/ggml/llama"
 )
 
-// TestLlamaBackend drives the adapter over the default model through the HTTP API.
-func TestLlamaBackend(t *testing.T) {
+// llamaTestServer serves the default model with opt (2 slots of 128 tokens, 2 threads, and
+// what opt adds) on a test server; both are closed when the test ends, and the live objects
+// must then be back to their count before.
+func llamaTestServer(t *testing.T, opt LlamaOptions) (*LlamaBackend, *httptest.Server) {
+	t.Helper()
 	live := ggml.LiveObjects()
-	b, err := NewLlamaBackend(defaultModelPath, LlamaOptions{Slots: 2, CtxSize: 2 * 128, Threads: 2})
+	opt.Slots, opt.CtxSize, opt.Threads = 2, 2*128, 2
+	b, err := NewLlamaBackend(defaultModelPath, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(New(b, Config{}).Handler())
-	defer func() {
+	t.Cleanup(func() {
 		ts.Close()
 		b.Close()
 		if n := ggml.LiveObjects(); n != live {
 			t.Errorf("live objects %d, before %d", n, live)
 		}
-	}()
-
-	t.Run("greedy stream equals whole", func(t *testing.T) {
-		status, _, body := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"func main() {"}],"max_tokens":24,"temperature":0}`)
-		var whole chatResponse
-		if status != 200 || json.Unmarshal(body, &whole) != nil {
-			t.Fatalf("%d %s", status, body)
-		}
-		r, err := readChatStream(t.Context(), ts.URL, "func main() {", 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.text != *whole.Choices[0].Message.Content || r.finish != *whole.Choices[0].FinishReason {
-			t.Fatalf("stream %q (%s), whole %q (%s)", r.text, r.finish, *whole.Choices[0].Message.Content, *whole.Choices[0].FinishReason)
-		}
-		if whole.Usage.CompletionTokens != 24 && r.finish == "length" {
-			t.Fatalf("usage %+v", whole.Usage)
-		}
 	})
+	return b, ts
+}
+
+// greedyStreamEqualsWhole checks that a greedy chat completion streamed gives the text and
+// finish reason of the same request answered whole, and the usage of a whole answer; it
+// returns the text.
+func greedyStreamEqualsWhole(t *testing.T, url string) string {
+	t.Helper()
+	status, _, body := post(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"func main() {"}],"max_tokens":24,"temperature":0}`)
+	var whole chatResponse
+	if status != 200 || json.Unmarshal(body, &whole) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	r, err := readChatStream(t.Context(), url, "func main() {", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.text != *whole.Choices[0].Message.Content || r.finish != *whole.Choices[0].FinishReason {
+		t.Fatalf("stream %q (%s), whole %q (%s)", r.text, r.finish, *whole.Choices[0].Message.Content, *whole.Choices[0].FinishReason)
+	}
+	if whole.Usage.CompletionTokens != 24 && r.finish == "length" {
+		t.Fatalf("usage %+v", whole.Usage)
+	}
+	return r.text
+}
+
+// TestLlamaBackend drives the adapter over the default model through the HTTP API.
+func TestLlamaBackend(t *testing.T) {
+	b, ts := llamaTestServer(t, LlamaOptions{})
+
+	t.Run("greedy stream equals whole", func(t *testing.T) { greedyStreamEqualsWhole(t, ts.URL) })
 	t.Run("stop string", func(t *testing.T) {
 		status, _, body := post(t, ts.URL+"/v1/completions", `{"prompt":"func main() {","max_tokens":40,"temperature":0,"stop":["\n"]}`)
 		var c completionResponse
@@ -208,39 +225,12 @@ func intsBytes(v []int) []byte {
 // A server with a q8_0 KV cache (-ctk q8_0 -ctv q8_0) holds its slots in about half the memory
 // and serves as the default one does: a greedy stream equals the whole answer.
 func TestLlamaBackendQuantizedCache(t *testing.T) {
-	live := ggml.LiveObjects()
-	f16, err := NewLlamaBackend(defaultModelPath, LlamaOptions{Slots: 2, CtxSize: 2 * 128, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
+	f16, _ := llamaTestServer(t, LlamaOptions{})
+	b, ts := llamaTestServer(t, LlamaOptions{CacheTypeK: llama.CacheQ8_0, CacheTypeV: llama.CacheQ8_0})
+	if got, want := b.KVBytes(), f16.KVBytes()*34/64; got != want {
+		t.Errorf("q8_0 KV cache of %d bytes; want %d (F16: %d)", got, want, f16.KVBytes())
 	}
-	f16Bytes := f16.KVBytes()
-	f16.Close()
-	b, err := NewLlamaBackend(defaultModelPath, LlamaOptions{Slots: 2, CtxSize: 2 * 128, Threads: 2,
-		CacheTypeK: llama.CacheQ8_0, CacheTypeV: llama.CacheQ8_0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(New(b, Config{}).Handler())
-	defer func() {
-		ts.Close()
-		b.Close()
-		if n := ggml.LiveObjects(); n != live {
-			t.Errorf("live objects %d, before %d", n, live)
-		}
-	}()
-	if got, want := b.KVBytes(), f16Bytes*34/64; got != want {
-		t.Errorf("q8_0 KV cache of %d bytes; want %d (F16: %d)", got, want, f16Bytes)
-	}
-	status, _, body := post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"func main() {"}],"max_tokens":24,"temperature":0}`)
-	var whole chatResponse
-	if status != 200 || json.Unmarshal(body, &whole) != nil {
-		t.Fatalf("%d %s", status, body)
-	}
-	r, err := readChatStream(t.Context(), ts.URL, "func main() {", 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.text != *whole.Choices[0].Message.Content || r.text == "" {
-		t.Fatalf("stream %q, whole %q", r.text, *whole.Choices[0].Message.Content)
+	if greedyStreamEqualsWhole(t, ts.URL) == "" {
+		t.Fatal("the q8_0 cache's answer is empty")
 	}
 }

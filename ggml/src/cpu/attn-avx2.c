@@ -62,7 +62,7 @@ AX2_INLINE void attn2_scores8(const struct attn_masked_op * a, const char * kbas
     } else {
 #pragma GCC unroll 8
         for (int c = 0; c < 8; c++) {
-            const char * krow = ggml_x_attn_k_row(a, kbase + (size_t) idx[c] * nb1, s);
+            const char * krow = attn_k_row(a, kbase + (size_t) idx[c] * nb1, s);
             for (int64_t d = 0; d < D; d += 8) {
                 const __m256 x = a->kf16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (krow + d * 2)))
                                          : _mm256_loadu_ps((const float *) krow + d);

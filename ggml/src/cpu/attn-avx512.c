@@ -70,7 +70,7 @@ AX5_INLINE void attn_scores16(const struct attn_masked_op * a, const char * kbas
     } else {
 #pragma GCC unroll 16
         for (int c = 0; c < 16; c++) {
-            const char * krow = ggml_x_attn_k_row(a, kbase + (size_t) idx[c] * nb1, s);
+            const char * krow = attn_k_row(a, kbase + (size_t) idx[c] * nb1, s);
             for (int64_t d = 0; d < D; d += 16) {
                 const __m512 x = a->kf16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (krow + d * 2)))
                                          : _mm512_loadu_ps((const float *) krow + d);

@@ -47,9 +47,15 @@ struct attn_masked_scratch {
     float *   vr;   // [max(Dv, 256)] (vrows) a V row or one block of it decoded
 };
 
-// the K row at krow as values the kernels load: itself (F32 or F16), or for a quantized K its D
-// values decoded into s->kr (then read as F32)
-const char * ggml_x_attn_k_row(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s);
+// the D values of the quantized K row at krow decoded into s->kr
+const float * ggml_x_attn_k_decode(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s);
+
+// the K row at krow as values the kernels load: itself (F32 or F16), or for a quantized K its
+// values decoded (then read as F32)
+static inline const char * attn_k_row(const struct attn_masked_op * a, const char * krow,
+                                      const struct attn_masked_scratch * s) {
+    return a->kquant ? (const char *) ggml_x_attn_k_decode(a, krow, s) : krow;
+}
 
 // (vrows, V quantized) values d0 .. d0 + n of the V row at vrow (n <= 16 within one block):
 // the block holding them decoded into s->vr, and a pointer to them there

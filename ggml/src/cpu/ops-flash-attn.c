@@ -302,12 +302,9 @@ static inline void attn_axpy(int64_t G, float * restrict y, float a, const float
     }
 }
 
-const char * ggml_x_attn_k_row(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s) {
-    if (!a->kquant) {
-        return krow;
-    }
+const float * ggml_x_attn_k_decode(const struct attn_masked_op * a, const char * krow, const struct attn_masked_scratch * s) {
     rowconv_load(s->kr, krow, a->k->nb[0], a->k->type, a->D);
-    return (const char *) s->kr;
+    return s->kr;
 }
 
 const float * ggml_x_attn_v_piece(const struct attn_masked_op * a, const char * vrow, int64_t d0,
@@ -338,7 +335,7 @@ static void attn_masked_heads_scalar(const struct attn_masked_op * a, int64_t n,
     // scores
     const char * kbase = (const char *) k->data + hk * k->nb[2];
     for (int64_t i = 0; i < nv; i++) {
-        const char * krow = ggml_x_attn_k_row(a, kbase + s->idx[i] * k->nb[1], s);
+        const char * krow = attn_k_row(a, kbase + s->idx[i] * k->nb[1], s);
         const float * kf;
         if (kf16) {
             ggml_fp16_to_fp32_row((const ggml_fp16_t *) krow, s->kf, (int) D);
