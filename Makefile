@@ -29,6 +29,10 @@ CFLAGS  ?= -O2
 CFLAGS  += -std=gnu11 -Wall -Wextra -fPIC -pthread -Iggml/include -Iggml/src
 LDLIBS  := -lm -pthread
 GO      ?= go
+# a recipe's shell prefix: $$pkgs = the packages whose tests run C code (scripts/cgo-packages.sh),
+# for the checks that change only how C is built (sanitizers, another compiler, ms_abi)
+CGO_PKGS_SH = pkgs=$$(sh scripts/cgo-packages.sh $(GO)) && [ -n "$$pkgs" ] || \
+	{ echo "cannot list the packages whose tests run C code (scripts/cgo-packages.sh)" >&2; exit 1; };
 BUILD   := build
 
 LIB_SRCS := $(wildcard ggml/src/*.c ggml/src/cpu/*.c ggml/src/ops/*.c)

@@ -20,7 +20,7 @@ test-multiplatform-c:
 # C library calls through its vtables (and the API checker parses the headers that way)
 .PHONY: test-multiplatform-go
 test-multiplatform-go:
-	GGML_TEST_MULTIPLATFORM=1 CGO_CFLAGS="-O2 -g -DGGML_MULTIPLATFORM" $(GO) test ./...
+	@$(CGO_PKGS_SH) set -x; GGML_TEST_MULTIPLATFORM=1 CGO_CFLAGS="-O2 -g -DGGML_MULTIPLATFORM" $(GO) test $$pkgs
 	$(GO) run ./tools/apicheck -multiplatform
 
 test-multiplatform: test-multiplatform-c test-multiplatform-go

@@ -3,12 +3,13 @@
 #   make test-sanitize   the library, every C test and the public conformance suite built with
 #                        ASan + UBSan (gcc, -fno-sanitize-recover=all: any report fails) in
 #                        build/asan/ (scripts/conformance-sanitize.sh; leaks are checked at exit),
-#                        then the Go tests with go test -asan (and UBSan in the cgo code)
+#                        then the Go tests of the packages that run C code with go test -asan
+#                        (and UBSan in the cgo code)
 #   make test-valgrind   every C test (the ordinary build) under valgrind --leak-check=full;
 #                        definite or indirect leaks and memory errors fail. GGML_TEST_QUICK=1
 #                        shortens the slow tests (valgrind: scripts/ci-install.sh valgrind)
 #   make test-clang      the library and every C test built with clang -Wall -Wextra -Werror in
-#                        build/clang/ and run, then CC=clang go test ./... (clang:
+#                        build/clang/ and run, then CC=clang go test of the packages that run C code (clang:
 #                        scripts/ci-install.sh clang)
 #   make test-stress     the Go stress test (goroutines computing graphs concurrently for
 #                        GGML_STRESS_SECONDS, default 3) and the bad-input inventory under -race
@@ -34,9 +35,11 @@ test-sanitize-conformance:
 		$(SAN_ENV) sh scripts/conformance-sanitize.sh $(CONFORMANCE) $(SAN_BUILD)/libggml.a "$(SAN_CC) $(SAN_FLAGS)"; \
 	else echo "conformance: $(CONFORMANCE)/conform.c not found, sanitized run skipped"; fi
 
+# (only the packages whose tests run C code: scripts/cgo-packages.sh)
 test-sanitize-go:
+	@$(CGO_PKGS_SH) echo "go test -asan: $$(echo $$pkgs | wc -w) packages whose tests run C code"; \
 	$(SAN_ENV) CC=$(SAN_CC) CGO_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=all -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" \
-		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan ./...
+		CGO_LDFLAGS="-fsanitize=undefined" $(GO) test -asan $$pkgs
 
 # the C side (library, tests, then the conformance suite: one build folder, one after another)
 # and the Go side run side by side: go test -asan compiles the library again through cgo, one
@@ -75,7 +78,7 @@ test-clang-c: clang-tool
 	@$(MAKE) --no-print-directory BUILD=$(CLANG_BUILD) CC="$(CLANG) -Werror" test-c
 
 test-clang-go: clang-tool
-	CC=$(CLANG) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" $(GO) test ./...
+	@$(CGO_PKGS_SH) set -x; CC=$(CLANG) CGO_CFLAGS="-O2 -g -DGGML_SRC_STAMP=$(GGML_SRC_STAMP)" $(GO) test $$pkgs
 
 test-clang: test-clang-c test-clang-go
 
