@@ -178,6 +178,7 @@ void ggml_x_rp_kernels_avx2(struct ggml_x_gemm_kernels * k) {
     ggml_x_rp_setting(&rpk_pf_near, "GGML_X_RPK_PF");
     ggml_x_rp_setting(&rpk_pf_far, "GGML_X_RPK_FAR");
     ggml_x_rp_setting(&rpk_pf_max_act, "GGML_X_RPK_MAX_ACT");
+    ggml_x_rp_setting(&rpk_pf_spread, "GGML_X_RPK_SPREAD");
     k->rp_q4_0 = rp_q4_0_avx2;
     k->rp_q8_0 = rp_q8_0_avx2;
     k->rp_q4_K = rp_q4_K_avx2;

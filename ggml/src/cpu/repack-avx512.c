@@ -530,6 +530,13 @@ GXV_INLINE __m512i rpk16_scaled_add(__m512i isum, __m512i a, __m512i b, __m512i 
 // (rp16_pf_at), none is best: 300 / 319 / 549 against 24576: 324 / 332 / 665, and bench-matvec
 // (4096 x 4096, one column, three rounds alternating) 1 thread 81-82 % -> 89-95 % of the read
 // bandwidth, 2 threads 82-84 % -> 86-91 %.
+// With up to 4 columns the near prefetches of a super-block are spread over its 4 pairs of
+// sub-blocks, as rp16_cols spreads a run's (rp16_pf_spread, GGML_X_RP16_SPREAD=0: all before
+// the super-block): bench-matvec, 4096 x 4096, one column, three rounds alternating, share of the
+// read probe, burst -> spread: 1 thread 90 / 90 / 82 % -> 96 / 94 / 87 %, 2 threads 80 / 79 / 74 %
+// -> 98 / 95 / 90 %; the TinyLlama-shaped Q4_K file at 2 threads, tok/s, np2 135-143 -> 144-159,
+// np4 238-240 -> 245-257. With 8 columns spreading was slower (np8 322 -> 300), so those keep
+// the burst.
 static size_t rpk16_pf_far = 0;
 
 GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set,
@@ -540,6 +547,7 @@ GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size
     const int16_t * bsum = (const int16_t *) (set + ggml_x_rp_set_corr_off(k));
     const size_t near = 2 * sb;
     const size_t far = __atomic_load_n(&rpk16_pf_far, __ATOMIC_RELAXED);
+    const bool spread = nc <= 4 && __atomic_load_n(&rp16_pf_spread, __ATOMIC_RELAXED) != 0;
     const __m512i m4 = _mm512_set1_epi8(15);
     _Alignas(32) uint8_t scm[2][128]; // per group: scales of sub-block j row r at 8j + r; mins at 64 + ...
     __m512 acc[GGML_X_RP_COLS];
@@ -557,10 +565,9 @@ GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size
         const uint8_t * qb = kb + 128;
         const uint8_t * pn = pf_near.base + pf_near.in;
         rp16_pf_step(&pf_near, sb, gs);
-#pragma GCC unroll 18
-        for (size_t l = 0; l < sb; l += 64) {
-            _mm_prefetch((const char *) pn + l, _MM_HINT_T0);
-            _mm_prefetch((const char *) pn + gs + l, _MM_HINT_T0);
+        const size_t nl = sb / 64; // lines of a super-block, per stream
+        if (!spread) {
+            rp16_pf_lines(pn, gs, 0, nl, false);
         }
         if (far != 0) {
             const uint8_t * pfar = pf_far.base + pf_far.in;
@@ -581,6 +588,9 @@ GXV_INLINE void rpk16_cols(int64_t nblk, const int nc, const uint8_t * grp, size
         }
 #pragma GCC unroll 1
         for (int p = 0; p < QK_K / 64; p++) { // sub-blocks 2p (low nibbles) and 2p + 1 (high)
+            if (spread) { // a quarter of the super-block's lines before each pair of sub-blocks
+                rp16_pf_lines(pn, gs, ((size_t) p * nl + 3) / 4, ((size_t) (p + 1) * nl + 3) / 4, false);
+            }
             const uint8_t * qc = qb + (size_t) p * 8 * 32;
             __m512i wl[8], wh[8];
 #pragma GCC unroll 8
@@ -770,6 +780,8 @@ void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     ggml_x_rp_setting(&rpk_pf_near, "GGML_X_RPK_PF");
     ggml_x_rp_setting(&rpk_pf_far, "GGML_X_RPK_FAR");
     ggml_x_rp_setting(&rpk_pf_max_act, "GGML_X_RPK_MAX_ACT");
+    __atomic_store_n(&rpk_pf_spread, (size_t) 0, __ATOMIC_RELAXED); // (repack-q4k.h)
+    ggml_x_rp_setting(&rpk_pf_spread, "GGML_X_RPK_SPREAD");
     ggml_x_rp_setting(&rpk16_pf_far, "GGML_X_RPK16_FAR");
     k->rp_q4_0 = rp_q4_0_vnni;
     k->rp_q8_0 = rp_q8_0_vnni;

@@ -31,6 +31,26 @@
 static size_t rpk_pf_near    = 0;
 static size_t rpk_pf_far     = RPK_FAR;
 static size_t rpk_pf_max_act = 0;
+// 1: with up to RPK_SPREAD_COLS columns in a pass, the near prefetches of a super-block are
+// spread over its steps (a share of its lines before each), 0: all before its first step
+// (GGML_X_RPK_SPREAD). A burst of 18 (Q4_K) or 27 (Q6_K) misses at once competes with the
+// super-block's own loads for the miss buffers, as in the 16-row kernels (repack-avx512.c).
+// Measured at the AVX2 level (GGML_X_CPU_LEVEL=avx2), Q4_K, burst -> spread: bench-matvec 4096 x
+// 4096, one column, share of the read probe, two rounds: 1 thread 82 / 71 % -> 91 / 87 %,
+// 2 threads 81 / 76 % -> 89 / 91 %; the TinyLlama-shaped Q4_K file at 2 threads, tok/s: np1 59 /
+// 64 -> 73 / 73, np2 101 / 100 -> 104 / 104, np4 and np8 the same within 1 %; Q6_K, bench-matvec
+// as above: 1 thread 75 / 72 % -> 84 / 82 %, 2 threads 74 / 74 % -> 79 / 81 %. The AVX-512 VNNI
+// level sets 0: there these kernels serve Q6_K with one column (its near distance 4608), where
+// spreading was slower (1 thread 82 / 79 / 85 % -> 75 / 82 / 73 %).
+static size_t rpk_pf_spread  = 1;
+#define RPK_SPREAD_COLS 4
+
+// prefetch lines l0 .. l1-1 from p into L1
+RPK_INLINE void rpk_pf_lines(const uint8_t * p, int l0, int l1) {
+    for (int l = l0; l < l1; l++) {
+        _mm_prefetch((const char *) p + 64*l, _MM_HINT_T0);
+    }
+}
 
 // the near and far distances of a walk over super-blocks of sb bytes with act bytes of
 // activations in its column set
@@ -65,6 +85,8 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
     _Alignas(32) uint8_t scm[128]; // [0, 64): scale of sub-block j, row r at 8j + r; [64, 128): mins
     size_t near, far;
     rpk_distances(RPK_SB, (size_t) nc * (size_t) k, &near, &far);
+    const bool spread = nc <= RPK_SPREAD_COLS && __atomic_load_n(&rpk_pf_spread, __ATOMIC_RELAXED) != 0;
+    const int nl = (int) (RPK_SB / 64); // lines of a super-block
     __m256 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
@@ -73,9 +95,8 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
     for (int64_t b = 0; b < nblk; b++) {
         const uint8_t * kb = grp + (size_t) b * RPK_SB;
         const uint8_t * qb = kb + RPK_HDR;
-#pragma GCC unroll 18
-        for (int l = 0; l < (int) RPK_SB; l += 64) {
-            _mm_prefetch((const char *) kb + near + l, _MM_HINT_T0);
+        if (!spread) {
+            rpk_pf_lines(kb + near, 0, nl);
         }
         if (far != 0) {
 #pragma GCC unroll 18
@@ -103,6 +124,9 @@ RPK_INLINE void rpk_cols(int64_t nblk, const int nc, const int nct, const int j0
         }
 #pragma GCC unroll 1
         for (int j = 0; j < QK_K / 32; j++) {
+            if (spread) { // an eighth of the super-block's lines before each sub-block
+                rpk_pf_lines(kb + near, (j * nl + 7) / 8, ((j + 1) * nl + 7) / 8);
+            }
             const uint8_t * qc = qb + (size_t) (j / 2) * 8 * 32;
             __m256i w[8];
 #pragma GCC unroll 8

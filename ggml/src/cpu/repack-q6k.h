@@ -74,6 +74,8 @@ RPK6_INLINE void rpk6_cols(int64_t nblk, const int nc, const int nct, const int 
     const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
     size_t near, far;
     rpk_distances(RPK6_SB, (size_t) nc * (size_t) k, &near, &far);
+    const bool spread = nc <= RPK_SPREAD_COLS && __atomic_load_n(&rpk_pf_spread, __ATOMIC_RELAXED) != 0;
+    const int nl = (int) ((RPK6_SB + 63) / 64); // lines of a super-block
     __m256 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
@@ -81,9 +83,8 @@ RPK6_INLINE void rpk6_cols(int64_t nblk, const int nc, const int nct, const int 
     }
     for (int64_t b = 0; b < nblk; b++) {
         const uint8_t * kb = grp + (size_t) b * RPK6_SB;
-#pragma GCC unroll 27
-        for (int l = 0; l < (int) RPK6_SB; l += 64) {
-            _mm_prefetch((const char *) kb + near + l, _MM_HINT_T0);
+        if (!spread) {
+            rpk_pf_lines(kb + near, 0, nl);
         }
         if (far != 0) {
 #pragma GCC unroll 27
@@ -99,6 +100,9 @@ RPK6_INLINE void rpk6_cols(int64_t nblk, const int nc, const int nct, const int 
         }
 #pragma GCC unroll 1
         for (int s = 0; s < 4; s++) { // half n = s / 2, chunks 4h..4h+3 with h = s % 2
+            if (spread) { // a quarter of the super-block's lines before each step
+                rpk_pf_lines(kb + near, (s * nl + 3) / 4, ((s + 1) * nl + 3) / 4);
+            }
             const int n = s / 2, h = s % 2;
             const uint8_t * qs = kb + RPK6_HDR + 768*n + 96*4*h;
 #pragma GCC unroll 4
