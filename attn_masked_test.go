@@ -58,6 +58,7 @@ func TestAttnMaskedMatchesMulMatSoftMax(t *testing.T) {
 		{TypeF32, 64, 64, 8, 2, 3, 45, 48, 0, TypeQ4_0, false, 0},
 		{TypeF16, 32, 24, 40, 2, 3, 70, 70, 30, TypeQ5_1, false, 0},
 		{TypeF16, 128, 128, 8, 1, 2, 40, 40, 0, TypeQ4_1, false, 0},
+		{TypeF16, 32, 32, 20, 2, 4, 61, 64, 30, TypeQ4_0, false, 0}, // Q4_0 decoded inline (SIMD): both nibble halves, soft-capping
 		{TypeF32, 32, 32, 6, 3, 2, 19, 24, 0, TypeQ5_0, false, 0},
 		{TypeF16, 256, 64, 4, 2, 1, 33, 33, 0, TypeQ4_K, false, 0},
 		// values stored by cells (AttnMaskedVRows): quantized (Q8_0 decoded inline, the others by

@@ -59,6 +59,21 @@ AX2_INLINE void attn2_scores8(const struct attn_masked_op * a, const char * kbas
                 _mm256_store_ps(kf + d * 8 + c * 8, _mm256_mul_ps(x, _mm256_set1_ps(GGML_FP16_TO_FP32(b->d))));
             }
         }
+    } else if (a->kq4) { // Q4_0 keys decoded here: 8 low (values 0..15 of a block) or high nibbles
+                         // (16..31), minus 8, times the block's scale, as the reference
+        const __m128i m4 = _mm_set1_epi8(15);
+        for (int c = 0; c < 8; c++) {
+            const block_q4_0 * kb = (const block_q4_0 *) (kbase + (size_t) idx[c] * nb1);
+            for (int64_t d = 0; d < D; d += 8) {
+                const block_q4_0 * b = kb + d / QK4_0;
+                const int64_t o = d % QK4_0;
+                const __m128i q = _mm_loadl_epi64((const __m128i *) (b->qs + o % 16));
+                const __m128i nib = _mm_and_si128(o < 16 ? q : _mm_srli_epi16(q, 4), m4);
+                const __m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(nib), _mm256_set1_epi32(8));
+                _mm256_store_ps(kf + d * 8 + c * 8,
+                                _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(GGML_FP16_TO_FP32(b->d))));
+            }
+        }
     } else {
 #pragma GCC unroll 8
         for (int c = 0; c < 8; c++) {

@@ -67,6 +67,20 @@ AX5_INLINE void attn_scores16(const struct attn_masked_op * a, const char * kbas
                 _mm512_store_ps(kf + d * 16 + c * 16, _mm512_mul_ps(x, _mm512_set1_ps(GGML_FP16_TO_FP32(b->d))));
             }
         }
+    } else if (a->kq4) { // Q4_0 keys decoded here: the 16 low (values 0..15 of a block) or high
+                         // nibbles (16..31), minus 8, times the block's scale, as the reference
+        const __m128i m4 = _mm_set1_epi8(15);
+        for (int c = 0; c < 16; c++) {
+            const block_q4_0 * kb = (const block_q4_0 *) (kbase + (size_t) idx[c] * nb1);
+            for (int64_t d = 0; d < D; d += 16) {
+                const block_q4_0 * b = kb + d / QK4_0;
+                const __m128i q = _mm_loadu_si128((const __m128i *) b->qs);
+                const __m128i nib = _mm_and_si128(d % QK4_0 == 0 ? q : _mm_srli_epi16(q, 4), m4);
+                const __m512i v = _mm512_sub_epi32(_mm512_cvtepu8_epi32(nib), _mm512_set1_epi32(8));
+                _mm512_store_ps(kf + d * 16 + c * 16,
+                                _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(GGML_FP16_TO_FP32(b->d))));
+            }
+        }
     } else {
 #pragma GCC unroll 16
         for (int c = 0; c < 16; c++) {

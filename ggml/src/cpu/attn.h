@@ -25,6 +25,7 @@ struct attn_masked_op {
     bool kf16;                       // K is F16 (q rounded to F16, as MUL_MAT with F16 weights)
     bool kquant;                     // K is quantized: its rows are decoded to F32 (attn_k_row)
     bool kq8;                        // K is Q8_0 (decoded inline by the SIMD kernels)
+    bool kq4;                        // K is Q4_0 (decoded inline by the SIMD kernels)
     bool f16;                        // V is F16 (p rounded to F16)
     bool vrows;                      // V is stored by cells (ggml_x_attn_masked_vrows)
     bool vquant, vq8;                // (vrows) V is quantized; V is Q8_0

@@ -486,6 +486,7 @@ static void attn_masked_forward(const struct ggml_cpu_ctx * cc, struct ggml_tens
         .kf16    = k->type == GGML_TYPE_F16,
         .kquant  = rowconv_is_quant(k->type),
         .kq8     = k->type == GGML_TYPE_Q8_0,
+        .kq4     = k->type == GGML_TYPE_Q4_0,
         .f16     = v->type == GGML_TYPE_F16,
         .vrows   = attn_v_rows(dst),
         .vquant  = rowconv_is_quant(v->type),
