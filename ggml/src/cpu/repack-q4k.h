@@ -47,6 +47,7 @@ static size_t rpk_pf_spread  = 1;
 
 // prefetch lines l0 .. l1-1 from p into L1
 RPK_INLINE void rpk_pf_lines(const uint8_t * p, int l0, int l1) {
+#pragma GCC unroll 27
     for (int l = l0; l < l1; l++) {
         _mm_prefetch((const char *) p + 64*l, _MM_HINT_T0);
     }
