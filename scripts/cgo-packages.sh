@@ -1,9 +1,10 @@
 #!/bin/sh
 # cgo-packages.sh - the module's packages whose tests run C code: those with cgo files of their
 # own, and those whose test binaries import one (the root package, the runner, the server, ...).
-# The sanitizer run (make test-sanitize) tests only these: ASan and UBSan look at C code and at
-# what Go hands it, so a pure-Go package (the tokenizer, the grammar) gains nothing there but
-# about two minutes of instrumented running. Usage: sh scripts/cgo-packages.sh [go]
+# The checks that change only how C is built test only these (make test-sanitize, test-clang,
+# test-multiplatform): ASan and UBSan look at C code and at what Go hands it, and another compiler
+# or ABI changes only C, so a pure-Go package (the tokenizer, the grammar) gains nothing there
+# (under ASan it cost about two minutes). Usage: sh scripts/cgo-packages.sh [go]
 GO=${1:-go}
 cgo=$($GO list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...) || exit 1
 # every package and test variant with its dependencies; "p [p.test]" and "p_test [p.test]" count for p
