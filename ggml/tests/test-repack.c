@@ -341,18 +341,6 @@ static void test_kernels16(void) {
                             o16[i] = NAN;
                         }
                         k16(nblk, nc, grp, gsz, set, o16);
-                        // the slice kernel over slices of 4 and 8 blocks: bit for bit the same
-                        const ggml_x_rp16r_kernel_t k16r = ggml_x_rp16r_kernel_of(&kr, t);
-                        for (int sl = 4; k16r != NULL && sl <= 8; sl += 4) {
-                            float acc[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
-                            memset(acc, 0, sizeof(acc));
-                            for (int b0 = 0; b0 < nblk; b0 += sl) {
-                                k16r(nblk, b0, b0 + sl < nblk ? b0 + sl : nblk, nc, grp, gsz, set, acc);
-                            }
-                            T_CHECK_MSG(memcmp(acc, o16, sizeof(float) * (size_t) nc * 2 * GGML_X_RP_ROWS) == 0,
-                                        "rp16r %s nblk=%d pattern %d nc=%d slices of %d: differ from the whole kernel",
-                                        ggml_type_name(t), nblk, pattern, nc, sl);
-                        }
                         k8(nblk, nc, grp, set, o8[0]);
                         k8(nblk, nc, grp + gsz, set, o8[1]);
                         for (int j = 0; j < nc; j++) {

@@ -86,14 +86,6 @@ struct ggml_x_gemm_kernels {
     void (*rp16_q8_0)(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out);
     void (*rp16_q4_K)(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out);
     void (*rp16_q6_K)(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out);
-    // the 16-row kernels on blocks b0..b1-1 only, accumulating into acc (ggml_x_rp16r_kernel_t;
-    // NULL: none), and the activation bytes of a column set above which MUL_MAT walks the
-    // weights in slices of blocks (ops-mul-mat.c; 0: never)
-    void (*rp16r_q4_0)(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
-                       const uint8_t * set, float * acc);
-    void (*rp16r_q8_0)(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
-                       const uint8_t * set, float * acc);
-    size_t rp_slice_bytes;
 };
 
 // kernels of exactly `level`; false (and the scalar kernels) when this CPU cannot run it

@@ -37,9 +37,8 @@
 // ones stealing the back of the others' (mm_range), and each group is read once for all
 // columns: the level's rp_* kernel computes 8 rows x up to 8 columns per call (the AVX-512
 // VNNI level's rp16_* kernels 16 rows, two groups in 512-bit vectors, bit for bit the same
-// results), and a group stays in L1 while it is multiplied by every column set in turn; one
-// column set whose activations outgrow L1 is walked in slices of blocks over several row pairs
-// (rp16r_* kernels, the same results); the rows after the last whole group are plain and use
+// results), and a group stays in L1 while it is multiplied by every column set in turn; the rows
+// after the last whole group are plain and use
 // the type's vec_dot. With more than MM_RP_MAX_COLS (with the 16-row kernels MM_RP16_MAX_COLS)
 // columns per weight matrix, when the int8 GEMM handles the type, chunks of rows are unpacked
 // into thread scratch and multiplied there.
@@ -707,7 +706,6 @@ struct mm_rp_plan {
     struct ggml_x_rp_layout l;
     ggml_x_rp_kernel_t kern;
     ggml_x_rp16_kernel_t kern16; // two groups at once (NULL: none)
-    ggml_x_rp16r_kernel_t kern16r; // the same on a slice of the blocks (NULL: none)
     int64_t n;       // src1 columns (all batches: the weights are 2-D)
     size_t  set;     // bytes of one prepared column set (GGML_X_RP_COLS columns)
     size_t  tmp;     // per-thread F32 row (src1 rows not contiguous)
@@ -722,7 +720,6 @@ static bool mm_rp_plan(const struct ggml_tensor * dst, struct mm_rp_plan * p) {
     const struct ggml_x_gemm_kernels * k = ggml_x_gemm_kernels_active();
     p->kern = ggml_x_rp_kernel_of(k, p->l.type);
     p->kern16 = ggml_x_rp16_kernel_of(k, p->l.type);
-    p->kern16r = ggml_x_rp16r_kernel_of(k, p->l.type);
     p->n    = b->ne[1] * b->ne[2] * b->ne[3];
     p->set  = mm_align(ggml_x_rp_set_size(a->ne[0]));
     p->tmp  = b->nb[0] == sizeof(float) ? 0 : mm_align((size_t) b->ne[0] * sizeof(float));
@@ -754,9 +751,6 @@ static int mm_rp16_min_cols(enum ggml_type type) {
 // blocks per piece of a column that phase 1 of mm_rp_forward prepares (a multiple of 16: the
 // per-block scales of a set's columns then fill whole cache lines)
 #define MM_RP_PREP_BLOCKS 16
-
-// row pairs walked together in slices of blocks (mm_rp_forward)
-#define MM_RP_SLICE_PAIRS 8
 
 // dst column pointers of src1 columns j0 .. j0+nc-1 (all batches counted as columns)
 static inline void mm_rp_dst_cols(const struct ggml_tensor * dst, int64_t j0, int nc, int64_t ne11, int64_t ne12,
@@ -869,16 +863,14 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
     // us; tools/bench/bench-matvec.c), at half the instructions per weight; Q4_K's from one
     // column too since its prefetch follows the pairs (repack-avx512.c); Q6_K's from 2 columns
     // (with one, 2 threads: 80-81 % of the read bandwidth against 83-85 % for the 8-row kernel).
-    // slices of blocks (a multiple of 4, a run) when one column set's activations exceed
-    // rp_slice_bytes (gemm.h; measured: 8 columns of K = 5632, 45 KiB, streamed 14-16 GB/s per
-    // thread against 18-21 at K = 2048)
-    int64_t slice = 0;
-    const size_t slice_bytes = ggml_x_gemm_kernels_active()->rp_slice_bytes;
-    if (use16 && p->kern16r != NULL && p->n <= GGML_X_RP_COLS && p->n >= min16 && slice_bytes > 0 &&
-        (size_t) p->n * 32 * (size_t) p->l.nblk > slice_bytes) {
-        slice = GGML_X_MAX((int64_t) 4, (int64_t) (slice_bytes / ((size_t) p->n * 32)) & ~(int64_t) 3);
-    }
-    float sacc[MM_RP_SLICE_PAIRS * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
+    // Each pair is walked over all its blocks, even when 8 columns of activations outgrow L1
+    // (K > 2048): a walk of 8 pairs at a time in slices of 16 KiB of activations, which kept
+    // them in L1, measured slower once the prefetches followed the pairs (they then fetched the
+    // pair's next slice, not the next pair's): Q4_0 8 columns, tools/bench/bench-matvec.c, 1 / 2
+    // threads, sliced -> whole: K = 4096 663 / 394 -> 547-565 / 326-330 us, K = 5632 (M = 2048)
+    // 432-438 / 241-258 -> 368-382 / 198-208 us, K = 11008 1553 / 925 -> 1485 / 798 us; Q8_0 8
+    // columns K = 4096 849 / 445 -> 709 / 407 us. Activations missing L1 come from L2, whose
+    // bandwidth is far above what these kernels read.
     const ggml_vec_dot_t tail_dot = ggml_x_cpu_type_traits(a->type)->vec_dot;
     char * dcol[GGML_X_RP_COLS];
     float out[GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS];
@@ -896,38 +888,9 @@ static void mm_rp_forward(const struct ggml_cpu_ctx * cc, struct ggml_tensor * d
             }
         }
     }
-    // a piece: MM_RANGE_PIECE units (the pairs of a slice walk together)
-    const int64_t piece = slice > 0 ? 2 * MM_RP_SLICE_PAIRS : MM_RANGE_PIECE * unit;
     int64_t g, g1;
-    while (mm_range_next(cc, piece, unit, &g, &g1)) {
+    while (mm_range_next(cc, MM_RANGE_PIECE * unit, unit, &g, &g1)) {
         // a group (or pair) is multiplied by every column set in turn while it is in L1
-        if (slice > 0) {
-            // one column set whose activations outgrow L1: up to MM_RP_SLICE_PAIRS pairs walked
-            // together, slice by slice, so a slice of the activations serves them all from L1
-            // (the sums continue across slices in block order: the same results)
-            const int nc = (int) p->n;
-            const uint8_t * set = (const uint8_t *) xbase;
-            mm_rp_dst_cols(dst, 0, nc, ne11, ne12, dcol);
-            for (; g + 1 < g1; ) {
-                const int64_t npair = GGML_X_MIN((int64_t) MM_RP_SLICE_PAIRS, (g1 - g) / 2);
-                memset(sacc, 0, sizeof(sacc));
-                for (int64_t q = 0; q < npair; q++) {
-                    mm_rp_prefetch_dst(dst, dcol, nc, 2 * GGML_X_RP_ROWS, g + 2*q);
-                }
-                for (int64_t b0 = 0; b0 < p->l.nblk; b0 += slice) {
-                    const int64_t b1 = GGML_X_MIN(p->l.nblk, b0 + slice);
-                    for (int64_t q = 0; q < npair; q++) {
-                        p->kern16r(p->l.nblk, b0, b1, nc, (const uint8_t *) a->data + (size_t) (g + 2*q) * gs, gs, set,
-                                   sacc + q * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS);
-                    }
-                }
-                for (int64_t q = 0; q < npair; q++) {
-                    mm_rp_store(dst, dcol, sacc + q * GGML_X_RP_COLS * 2 * GGML_X_RP_ROWS, nc, 2 * GGML_X_RP_ROWS,
-                                g + 2*q);
-                }
-                g += 2 * npair;
-            }
-        }
         for (; g < g1; ) {
             const uint8_t * grp = (const uint8_t *) a->data + (size_t) g * gs;
             const int rows = use16 && g + 1 < g1 ? 2 * GGML_X_RP_ROWS : GGML_X_RP_ROWS;

@@ -32,8 +32,6 @@
 
 // bytes ahead of the current block that the kernels prefetch
 #define RP_PREFETCH 1024
-// default of the slice size (gemm.h rp_slice_bytes)
-#define RP_SLICE_BYTES 16384
 
 typedef int32_t rp_i32u __attribute__((may_alias, aligned(4)));
 
@@ -212,9 +210,6 @@ static size_t rp16_pf_far  = 0;
 // 27.5 -> 30.8, 2 columns 28.0 -> 29.8 and 26.9 -> 29.8, 8 columns 22.2 -> 24.8 and 21.6 -> 23.1.
 // GGML_X_RP16_SPREAD=0 restores the burst (measurements).
 static size_t rp16_pf_spread = 1;
-// activation bytes of a column set above which MUL_MAT walks the weights in slices of blocks
-// (so that a slice of the activations stays in L1 while several row pairs use it); GGML_X_RP_SLICE
-static size_t rp_slice = RP_SLICE_BYTES;
 
 // one block of 16 rows (the block at blk in the first group, at blk + gs in the second) against
 // nc columns; the float steps are rp_block's, so each row's result is bit for bit the 8-row
@@ -310,10 +305,9 @@ GXV_INLINE void rp16_pf_lines(const uint8_t * p, size_t gs, size_t l0, size_t l1
 
 // Walked run by run (runs of 4 blocks, repack.c) as rp_cols; each cache line of both streams is
 // prefetched once per run, near (L1; spread over the run's blocks: rp16_pf_spread) and far (L2)
-// ahead. Blocks b_beg..b_end-1 (b_beg a multiple of 4); acc_in: continue from the sums in out (a
-// slice after the first), else from zero.
-GXV_INLINE void rp16_cols(int64_t nblk, int64_t b_beg, int64_t b_end, const int nc, const uint8_t * grp, size_t gs,
-                          const uint8_t * set, float * out, const bool acc_in, const bool q4) {
+// ahead.
+GXV_INLINE void rp16_cols(int64_t nblk, const int nc, const uint8_t * grp, size_t gs, const uint8_t * set, float * out,
+                          const bool q4) {
     const int64_t k = nblk * QK8_0;
     const size_t qb8 = GGML_X_RP_ROWS * (q4 ? QK4_0 / 2 : QK8_0);
     const size_t bs8 = GGML_X_RP_ROWS * (q4 ? sizeof(block_q4_0) : sizeof(block_q8_0));
@@ -325,15 +319,15 @@ GXV_INLINE void rp16_cols(int64_t nblk, int64_t b_beg, int64_t b_end, const int 
     __m512 acc[GGML_X_RP_COLS];
 #pragma GCC unroll 8
     for (int j = 0; j < nc; j++) {
-        acc[j] = acc_in ? _mm512_loadu_ps(out + j*2*GGML_X_RP_ROWS) : _mm512_setzero_ps();
+        acc[j] = _mm512_setzero_ps();
     }
-    const int64_t bfull = b_end < (nblk & ~(int64_t) 3) ? b_end : (nblk & ~(int64_t) 3); // end of the whole runs
+    const int64_t bfull = nblk & ~(int64_t) 3; // end of the whole runs
     // prefetch positions: the two streams advance together, so a distance past the end of the
     // first group continues in the next pair (at grp + 2 gs: MUL_MAT walks consecutive pairs),
     // not in the second group, which the other stream is reading already
-    struct rp16_pf pf_near = rp16_pf_at(grp, (size_t) b_beg * bs8 + pf, gs);
-    struct rp16_pf pf_far  = rp16_pf_at(grp, (size_t) b_beg * bs8 + far, gs);
-    int64_t b0 = b_beg;
+    struct rp16_pf pf_near = rp16_pf_at(grp, pf, gs);
+    struct rp16_pf pf_far  = rp16_pf_at(grp, far, gs);
+    int64_t b0 = 0;
     for (; b0 + 4 <= bfull; b0 += 4) {
         const uint8_t * run = grp + (size_t) b0 * bs8;
         const uint8_t * pn = pf_near.base + pf_near.in;
@@ -357,7 +351,7 @@ GXV_INLINE void rp16_cols(int64_t nblk, int64_t b_beg, int64_t b_end, const int 
                        (const int8_t *) set + (size_t) b * nc * QK8_0, corr + b*nc, dx + b*nc, acc, q4);
         }
     }
-    if (b0 < b_end) { // the last, shorter run
+    if (b0 < nblk) { // the last, shorter run
         const int64_t nin = nblk - b0;
         const uint8_t * run = grp + (size_t) b0 * bs8;
         for (int64_t i = 0; i < nin; i++) {
@@ -372,37 +366,26 @@ GXV_INLINE void rp16_cols(int64_t nblk, int64_t b_beg, int64_t b_end, const int 
     }
 }
 
-GXV_INLINE void rp16_kernel(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
-                            const uint8_t * set, float * out, const bool acc_in, const bool q4) {
+GXV_INLINE void rp16_kernel(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out,
+                            const bool q4) {
     switch (ncols) {
-        case 1:  rp16_cols(nblk, b0, b1, 1, grp, gs, set, out, acc_in, q4); break;
-        case 2:  rp16_cols(nblk, b0, b1, 2, grp, gs, set, out, acc_in, q4); break;
-        case 3:  rp16_cols(nblk, b0, b1, 3, grp, gs, set, out, acc_in, q4); break;
-        case 4:  rp16_cols(nblk, b0, b1, 4, grp, gs, set, out, acc_in, q4); break;
-        case 5:  rp16_cols(nblk, b0, b1, 5, grp, gs, set, out, acc_in, q4); break;
-        case 6:  rp16_cols(nblk, b0, b1, 6, grp, gs, set, out, acc_in, q4); break;
-        case 7:  rp16_cols(nblk, b0, b1, 7, grp, gs, set, out, acc_in, q4); break;
-        default: rp16_cols(nblk, b0, b1, 8, grp, gs, set, out, acc_in, q4); break;
+        case 1:  rp16_cols(nblk, 1, grp, gs, set, out, q4); break;
+        case 2:  rp16_cols(nblk, 2, grp, gs, set, out, q4); break;
+        case 3:  rp16_cols(nblk, 3, grp, gs, set, out, q4); break;
+        case 4:  rp16_cols(nblk, 4, grp, gs, set, out, q4); break;
+        case 5:  rp16_cols(nblk, 5, grp, gs, set, out, q4); break;
+        case 6:  rp16_cols(nblk, 6, grp, gs, set, out, q4); break;
+        case 7:  rp16_cols(nblk, 7, grp, gs, set, out, q4); break;
+        default: rp16_cols(nblk, 8, grp, gs, set, out, q4); break;
     }
 }
 
 GXV static void rp16_q4_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
-    rp16_kernel(nblk, 0, nblk, ncols, grp, gs, set, out, false, true);
+    rp16_kernel(nblk, ncols, grp, gs, set, out, true);
 }
 
 GXV static void rp16_q8_0_vnni(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set, float * out) {
-    rp16_kernel(nblk, 0, nblk, ncols, grp, gs, set, out, false, false);
-}
-
-// a slice: continuing from acc (the caller zeroes it before the first slice)
-GXV static void rp16r_q4_0_vnni(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
-                                const uint8_t * set, float * acc) {
-    rp16_kernel(nblk, b0, b1, ncols, grp, gs, set, acc, true, true);
-}
-
-GXV static void rp16r_q8_0_vnni(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
-                                const uint8_t * set, float * acc) {
-    rp16_kernel(nblk, b0, b1, ncols, grp, gs, set, acc, true, false);
+    rp16_kernel(nblk, ncols, grp, gs, set, out, false);
 }
 
 #define RPK_INLINE GXV_INLINE
@@ -769,7 +752,6 @@ GXV static void rp16_q6_K_vnni(int64_t nblk, int ncols, const uint8_t * grp, siz
 void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     ggml_x_rp_setting(&rp_pf_near, "GGML_X_RP_PF");
     ggml_x_rp_setting(&rp_pf_far, "GGML_X_RP_FAR");
-    ggml_x_rp_setting(&rp_slice, "GGML_X_RP_SLICE");
     ggml_x_rp_setting(&rp16_pf_near, "GGML_X_RP16_PF");
     ggml_x_rp_setting(&rp16_pf_far, "GGML_X_RP16_FAR");
     __atomic_store_n(&rp16_pf_spread, (size_t) 1, __ATOMIC_RELAXED);
@@ -791,9 +773,6 @@ void ggml_x_rp_kernels_vnni(struct ggml_x_gemm_kernels * k) {
     k->rp16_q8_0 = rp16_q8_0_vnni;
     k->rp16_q4_K = rp16_q4_K_vnni;
     k->rp16_q6_K = rp16_q6_K_vnni;
-    k->rp16r_q4_0 = rp16r_q4_0_vnni;
-    k->rp16r_q8_0 = rp16r_q8_0_vnni;
-    k->rp_slice_bytes = __atomic_load_n(&rp_slice, __ATOMIC_RELAXED);
 }
 
 #endif // __x86_64__

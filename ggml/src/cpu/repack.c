@@ -628,11 +628,3 @@ ggml_x_rp16_kernel_t ggml_x_rp16_kernel_of(const struct ggml_x_gemm_kernels * k,
         default:             return NULL;
     }
 }
-
-ggml_x_rp16r_kernel_t ggml_x_rp16r_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_Q4_0: return k->rp16r_q4_0;
-        case GGML_TYPE_Q8_0: return k->rp16r_q8_0;
-        default:             return NULL;
-    }
-}

@@ -84,12 +84,6 @@ typedef void (*ggml_x_rp_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp,
 typedef void (*ggml_x_rp16_kernel_t)(int64_t nblk, int ncols, const uint8_t * grp, size_t gs, const uint8_t * set,
                                      float * out);
 
-// The 16-row kernel on a slice of the blocks: acc[j*16 + r] += the terms of blocks b0..b1-1 (b0 a
-// multiple of 4, b1 a multiple of 4 or nblk) of the same dot; acc zeroed, then slices in block
-// order, gives bit for bit the whole kernel's out (the same float steps in the same order).
-typedef void (*ggml_x_rp16r_kernel_t)(int64_t nblk, int64_t b0, int64_t b1, int ncols, const uint8_t * grp, size_t gs,
-                                      const uint8_t * set, float * acc);
-
 void ggml_x_rp_kernel_q4_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q8_0_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
 void ggml_x_rp_kernel_q4_K_scalar(int64_t nblk, int ncols, const uint8_t * grp, const uint8_t * set, float * out);
@@ -100,8 +94,6 @@ struct ggml_x_gemm_kernels;
 ggml_x_rp_kernel_t ggml_x_rp_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type);
 // its 16-row kernel; NULL: none at this level
 ggml_x_rp16_kernel_t ggml_x_rp16_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type);
-// its slice kernel; NULL: none at this level
-ggml_x_rp16r_kernel_t ggml_x_rp16r_kernel_of(const struct ggml_x_gemm_kernels * k, enum ggml_type type);
 
 #ifdef __cplusplus
 }
