@@ -392,8 +392,78 @@ static void test_one_row_split(void) {
     T_CHECK(memcmp(out[0], out[1], sizeof(out[0])) == 0);
 }
 
+// lookup_f16 (the gelu tables) of every level against the scalar one, bit for bit: every fp16
+// value as input (and its neighbours half an fp16 step away, which round either way), random
+// and extreme floats, NaNs; the limits -10 / 10 (gelu) and NaN / NaN (never); every tail length
+static void test_vec_lookup_f16(void) {
+    struct ggml_x_vec_kernels ref, k;
+    T_CHECK(level_kernels(GGML_X_CPU_SCALAR, &ref));
+    // a table whose every entry differs from its neighbours: entry h = fp16 of h * 0.001 - 30
+    // (and 0x7e00, a NaN, at odd multiples of 4099), plus padding
+    static ggml_fp16_t table[65536 + 2];
+    for (uint32_t h = 0; h < 65536 + 2; h++) {
+        table[h] = ggml_fp32_to_fp16(h % 4099 == 7 ? NAN : (float) h * 0.001f - 30.0f);
+    }
+    enum { N = 3 * 65536 + 600 };
+    static float x[N], ya[N], yb[N];
+    int n = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        const uint16_t bits = (uint16_t) h;
+        ggml_fp16_t hv;
+        memcpy(&hv, &bits, sizeof(hv));
+        const float v = ggml_fp16_to_fp32(hv);
+        x[n++] = v;
+        x[n++] = nextafterf(v, INFINITY) * 1.0004882f; // about half an fp16 step above
+        x[n++] = v * 0.99951172f;                       // about half a step below
+    }
+    fill(x + n, 600, 40.0f, true);
+    x[n] = NAN;
+    x[n + 1] = -NAN;
+    x[n + 2] = INFINITY;
+    x[n + 3] = -INFINITY;
+    x[n + 4] = 10.0f;
+    x[n + 5] = -10.0f;
+    x[n + 6] = nextafterf(10.0f, 0.0f);
+    x[n + 7] = nextafterf(-10.0f, 0.0f);
+    n += 600;
+    int checked = 0;
+    for (size_t li = 0; li < sizeof(k_levels) / sizeof(k_levels[0]); li++) {
+        if (!level_kernels(k_levels[li], &k)) {
+            continue;
+        }
+        for (int lim = 0; lim < 2; lim++) {
+            const float lo = lim == 0 ? -10.0f : NAN, hi = lim == 0 ? 10.0f : NAN;
+            ref.lookup_f16(n, ya, x, table, lo, hi);
+            k.lookup_f16(n, yb, x, table, lo, hi);
+            for (int i = 0; i < n; i++) {
+                T_CHECK_MSG(memcmp(&ya[i], &yb[i], sizeof(float)) == 0 || (isnan(ya[i]) && isnan(yb[i])),
+                            "level %s limits %d: x = %.9g gives %.9g, scalar %.9g", ggml_x_cpu_level_name(k_levels[li]),
+                            lim, (double) x[i], (double) yb[i], (double) ya[i]);
+            }
+            // every tail length, in place (y == x)
+            for (size_t si = 0; si < sizeof(k_sizes) / sizeof(k_sizes[0]); si++) {
+                const int m = k_sizes[si];
+                memcpy(yb, x + 1000, sizeof(float) * (size_t) m);
+                yb[m] = 12345.0f;
+                k.lookup_f16(m, yb, yb, table, lo, hi);
+                ref.lookup_f16(m, ya, x + 1000, table, lo, hi);
+                T_CHECK(memcmp(ya, yb, sizeof(float) * (size_t) m) == 0);
+                T_CHECK(yb[m] == 12345.0f); // nothing past n written
+            }
+            checked++;
+        }
+    }
+    // the scalar kernel itself: the limits, then the table at the fp16 rounding of x
+    ref.lookup_f16(8, ya, x + n - 600, table, -10.0f, 10.0f);
+    T_CHECK(isnan(ya[0]) || ya[0] == ggml_fp16_to_fp32(table[f16_bits(NAN)]));
+    T_CHECK(ya[2] == INFINITY && ya[3] == 0.0f && ya[4] == 10.0f && ya[5] == 0.0f);
+    T_CHECK(ya[6] == ggml_fp16_to_fp32(table[f16_bits(nextafterf(10.0f, 0.0f))]));
+    T_CHECK_MSG(checked > 0 || ggml_x_cpu_level() == GGML_X_CPU_SCALAR, "no SIMD level checked");
+}
+
 int main(void) {
     T_RUN(test_vec_unary);
+    T_RUN(test_vec_lookup_f16);
     T_RUN(test_vec_sums);
     T_RUN(test_vec_softmax);
     T_RUN(test_vec_exp_every_f16);

@@ -8,7 +8,9 @@
 //
 // gelu and gelu_quick give what ggml's CPU backend gives, bit for bit: the function's value at
 // the input rounded to fp16, itself rounded to fp16 (a 65,536-entry table of each, built once),
-// and for gelu, 0 below -10 and x itself above 10. In a graph that computes gradients (the node
+// and for gelu, 0 below -10 and x itself above 10. The tables are looked up by vec.h's
+// lookup_f16, 16 (AVX-512) or 8 (AVX2) values per gather: 64 rows of 5632, one thread, 3.7 ns per
+// element before (one scalar conversion and load each) -> 0.51 (AVX2 level: 1.04). In a graph that computes gradients (the node
 // or its input has a grad) they are the smooth functions instead, whose derivatives the backward
 // pass uses (a step function's finite differences would not match them): the row kernels of
 // vec.h, as silu always is (in the scalar kernels evaluated in double precision and rounded once,
@@ -22,22 +24,17 @@
 #include <pthread.h>
 #include <string.h>
 
-// fp16 values and their bits (ggml_fp16_t is a floating type on ARM: never cast between them)
-static inline uint16_t fp16_bits(ggml_fp16_t h) {
-    uint16_t b;
-    memcpy(&b, &h, sizeof(b));
-    return b;
-}
-
+// fp16 values from their bits (ggml_fp16_t is a floating type on ARM: never cast between them)
 static inline ggml_fp16_t fp16_of_bits(uint16_t b) {
     ggml_fp16_t h;
     memcpy(&h, &b, sizeof(h));
     return h;
 }
 
-// the fp16 tables of gelu (tanh form) and gelu_quick, indexed by the input's fp16 bits
-static ggml_fp16_t gelu_table[1 << 16];
-static ggml_fp16_t gelu_quick_table[1 << 16];
+// the fp16 tables of gelu (tanh form) and gelu_quick, indexed by the input's fp16 bits (and
+// padding: the SIMD lookups read 4 bytes at an entry)
+static ggml_fp16_t gelu_table[(1 << 16) + 2];
+static ggml_fp16_t gelu_quick_table[(1 << 16) + 2];
 static pthread_once_t gelu_tables_once = PTHREAD_ONCE_INIT;
 
 static void gelu_tables_build(void) {
@@ -50,25 +47,16 @@ static void gelu_tables_build(void) {
     }
 }
 
+// gelu: 0 at or below -10, x at or above 10, the table between (vec.h lookup_f16)
 static void gelu_rows(int64_t n, float * y, const float * x) {
     pthread_once(&gelu_tables_once, gelu_tables_build);
-    for (int64_t i = 0; i < n; i++) {
-        const float v = x[i];
-        if (v <= -10.0f) {
-            y[i] = 0.0f;
-        } else if (v >= 10.0f) {
-            y[i] = v;
-        } else {
-            y[i] = ggml_x_fp16_to_fp32(gelu_table[fp16_bits(GGML_FP32_TO_FP16(v))]);
-        }
-    }
+    ggml_x_vec_kernels_active()->lookup_f16(n, y, x, gelu_table, -10.0f, 10.0f);
 }
 
+// gelu_quick: the table everywhere
 static void gelu_quick_rows(int64_t n, float * y, const float * x) {
     pthread_once(&gelu_tables_once, gelu_tables_build);
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = ggml_x_fp16_to_fp32(gelu_quick_table[fp16_bits(GGML_FP32_TO_FP16(x[i]))]);
-    }
+    ggml_x_vec_kernels_active()->lookup_f16(n, y, x, gelu_quick_table, NAN, NAN);
 }
 
 enum unary_kind {

@@ -157,6 +157,22 @@ VX5 static double vx5_exp_sum(int64_t n, float * w, float max) {
     return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
 }
 
+// the fp16 table lookup of vec.h, 16 at a time as vx2_lookup_f16 (vec-avx2.c); lanes past n
+// look up entry 0 and are not stored
+VX5 static void vx5_lookup_f16(int64_t n, float * y, const float * x, const ggml_fp16_t * table, float lo, float hi) {
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = vx5_tail(n - i);
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        const __m512i idx = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m512i g = _mm512_i32gather_epi32(idx, (const void *) table, 2);
+        __m512 r = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g)); // the low half of each gathered lane
+        r = _mm512_maskz_mov_ps((__mmask16) ~_mm512_cmp_ps_mask(v, vlo, _CMP_LE_OQ), r);
+        r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, vhi, _CMP_GE_OQ), v);
+        _mm512_mask_storeu_ps(y + i, m, r);
+    }
+}
+
 void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k);
 
 void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k) {
@@ -167,6 +183,7 @@ void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k) {
     k->scale          = vx5_scale;
     k->scale_mask_max = vx5_scale_mask_max;
     k->exp_sum        = vx5_exp_sum;
+    k->lookup_f16     = vx5_lookup_f16;
 }
 
 #endif // __x86_64__

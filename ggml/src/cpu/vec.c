@@ -133,6 +133,23 @@ void ggml_x_vec_kernels_avx2(struct ggml_x_vec_kernels * k);   // vec-avx2.c
 void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k); // vec-avx512.c
 #endif
 
+static void vec_lookup_f16_scalar(int64_t n, float * y, const float * x, const ggml_fp16_t * table, float lo,
+                                  float hi) {
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        if (v <= lo) {
+            y[i] = 0.0f;
+        } else if (v >= hi) {
+            y[i] = v;
+        } else {
+            const ggml_fp16_t h = ggml_x_fp32_to_fp16(v);
+            uint16_t bits;
+            memcpy(&bits, &h, sizeof(bits)); // bits, not a numeric conversion (__fp16 on arm64)
+            y[i] = ggml_fp16_to_fp32(table[bits]);
+        }
+    }
+}
+
 static void vec_kernels_scalar(struct ggml_x_vec_kernels * k) {
     k->unary          = vec_unary_scalar;
     k->sum_sq         = vec_sum_sq_scalar;
@@ -141,6 +158,7 @@ static void vec_kernels_scalar(struct ggml_x_vec_kernels * k) {
     k->scale          = vec_scale_scalar;
     k->scale_mask_max = vec_scale_mask_max_scalar;
     k->exp_sum        = vec_exp_sum_scalar;
+    k->lookup_f16     = vec_lookup_f16_scalar;
 }
 
 bool ggml_x_vec_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_vec_kernels * k) {

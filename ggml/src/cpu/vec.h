@@ -45,6 +45,11 @@ struct ggml_x_vec_kernels {
     float (*scale_mask_max)(int64_t n, float * w, const float * x, float scale, const float * mask);
     // w[i] = expf16(w[i] - max) (0 where w[i] == -inf), returns the sum in double
     double (*exp_sum)(int64_t n, float * w, float max);
+    // y[i] = table[fp16 bits of x[i]] as float (x[i] rounded to fp16, nearest even, as
+    // GGML_FP32_TO_FP16), except y[i] = 0 where x[i] <= lo and y[i] = x[i] where x[i] >= hi (a
+    // NaN lo or hi: never): the fp16 tables of gelu and gelu_quick. table: 65536 values and at
+    // least one more of padding (the SIMD kernels read 4 bytes at every entry); y may equal x
+    void (*lookup_f16)(int64_t n, float * y, const float * x, const ggml_fp16_t * table, float lo, float hi);
 };
 
 // kernels of `level` into *k (the scalar ones for a level this machine lacks: returns false)
