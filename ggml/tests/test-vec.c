@@ -461,8 +461,57 @@ static void test_vec_lookup_f16(void) {
     T_CHECK_MSG(checked > 0 || ggml_x_cpu_level() == GGML_X_CPU_SCALAR, "no SIMD level checked");
 }
 
+// softcap (attention soft-capping, c * tanh(x / c)) of every level against tanh in double: within
+// 3 float ulps of c absolutely (the SIMD tanh is (1 - e) / (1 + e), exact only to within an ulp
+// of 1), the sign and NaN kept, +-inf to +-c; several caps, every tail length, in place
+static void test_vec_softcap(void) {
+    static const float caps[] = { 50.0f, 30.0f, 1.0f, 0.25f };
+    static float x[MAXN], y[MAXN];
+    int checked = 0;
+    for (size_t li = 0; li <= sizeof(k_levels) / sizeof(k_levels[0]); li++) {
+        struct ggml_x_vec_kernels k;
+        const enum ggml_x_cpu_level lv = li == 0 ? GGML_X_CPU_SCALAR : k_levels[li - 1];
+        if (!level_kernels(lv, &k)) {
+            continue;
+        }
+        for (size_t ci = 0; ci < sizeof(caps) / sizeof(caps[0]); ci++) {
+            const float c = caps[ci];
+            for (size_t si = 0; si < sizeof(k_sizes) / sizeof(k_sizes[0]); si++) {
+                const int n = k_sizes[si];
+                fill(x, n, 4.0f * c, true);
+                for (int i = 0; i < n; i += 7) {
+                    x[i] = c * 1e-3f * (float) rnd(); // near 0, where tanh(t) ~ t
+                }
+                if (n > 4) {
+                    x[1] = INFINITY;
+                    x[2] = -INFINITY;
+                    x[3] = NAN;
+                }
+                x[n] = 777.0f;
+                memcpy(y, x, sizeof(float) * (size_t) (n + 1));
+                k.softcap(n, y, y, c);
+                T_CHECK(y[n] == 777.0f); // nothing past n written
+                for (int i = 0; i < n; i++) {
+                    if (isnan(x[i])) {
+                        T_CHECK_MSG(isnan(y[i]), "level %s: softcap(NaN) = %g", ggml_x_cpu_level_name(lv), (double) y[i]);
+                        continue;
+                    }
+                    const double want = (double) c * tanh((double) x[i] / (double) c);
+                    const double tol = 3.0 * 1.1920929e-7 * (double) c;
+                    T_CHECK_MSG(fabs((double) y[i] - want) <= tol && (y[i] == 0.0f || signbit(y[i]) == signbit(x[i])),
+                                "level %s c %g n %d: softcap(%.9g) = %.9g, tanh in double %.9g",
+                                ggml_x_cpu_level_name(lv), (double) c, n, (double) x[i], (double) y[i], want);
+                }
+                checked++;
+            }
+        }
+    }
+    T_CHECK(checked > 0);
+}
+
 int main(void) {
     T_RUN(test_vec_unary);
+    T_RUN(test_vec_softcap);
     T_RUN(test_vec_lookup_f16);
     T_RUN(test_vec_sums);
     T_RUN(test_vec_softmax);

@@ -5,11 +5,12 @@
 //   make bench-attn             (builds build/bin/bench-attn and runs it)
 //   build/bin/bench-attn [cells=256,1024,4096] [tokens=1,8] [threads=1,2] [reps=15]
 //                        [dim=64] [heads=32] [headkv=4] [type=f16|f32] [cold=1] [seqs=1]
-//                        [ktype=TYPE] [vtype=TYPE] [vrows=0|1]
+//                        [ktype=TYPE] [vtype=TYPE] [vrows=0|1] [softcap=C]
 //
 // type= sets both halves; ktype= and vtype= one (any type the node takes: f32, f16, q8_0,
 // q4_0, ...). A quantized V is stored by cells (ggml_x_attn_masked_vrows, as the runner stores
-// it); vrows=1 stores an F16 or F32 V so too.
+// it); vrows=1 stores an F16 or F32 V so too. softcap=C soft-caps the scores at C (C tanh(s / C),
+// as Gemma 2 does with 50).
 //
 // With seqs=1 every token sees every cell (a decode step after a shared context); with seqs=S
 // the cells belong to S sequences in turn (as S sequences decoded together fill a cache) and
@@ -74,6 +75,7 @@ int main(int argc, char ** argv) {
     int tokens[8] = {1, 8}, ntokens = 2;
     int threads[8] = {1, 2}, nthreads = 2;
     int reps = 15, dim = 64, heads = 32, headkv = 4, cold = 1, seqs = 1, vrows = 0;
+    float softcap = 0.0f; // the scores' soft-capping (Gemma 2: 50), 0: none
     enum ggml_type ktype = GGML_TYPE_F16, vtype = GGML_TYPE_F16;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
@@ -103,6 +105,8 @@ int main(int argc, char ** argv) {
             vtype = type_named(a + 6);
         } else if (!strncmp(a, "vrows=", 6)) {
             vrows = atoi(a + 6);
+        } else if (!strncmp(a, "softcap=", 8)) {
+            softcap = (float) atof(a + 8);
         } else {
             fprintf(stderr, "unknown argument %s\n", a);
             return 2;
@@ -124,9 +128,13 @@ int main(int argc, char ** argv) {
     }
     ggml_backend_t be = ggml_backend_cpu_init();
 
-    printf("attention node, K %s, V %s%s, head dim %d, %d heads over %d KV heads, cells of %d sequence(s)%s\n",
+    printf("attention node, K %s, V %s%s, head dim %d, %d heads over %d KV heads, cells of %d sequence(s)%s",
            ggml_type_name(ktype), ggml_type_name(vtype), vrows ? " by cells" : " transposed", dim, heads, headkv, seqs,
            cold ? ", cache cold" : "");
+    if (softcap > 0.0f) {
+        printf(", scores soft-capped at %g", (double) softcap);
+    }
+    printf("\n");
     printf("%7s %6s %7s %10s %10s %9s %9s\n", "cells", "tokens", "threads", "us/node", "probe GB/s", "KV GB/s",
            "cyc/cell");
     for (int ic = 0; ic < ncells; ic++) {
@@ -145,11 +153,11 @@ int main(int argc, char ** argv) {
             struct ggml_tensor * out;
             if (vrows) {
                 struct ggml_tensor * v = ggml_view_3d(ctx, vc, D, M, Hk, ggml_row_size(vtype, D * Hk), ggml_row_size(vtype, D), 0);
-                out = ggml_x_attn_masked_vrows(ctx, q, k, v, mask, scale, 0.0f);
+                out = ggml_x_attn_masked_vrows(ctx, q, k, v, mask, scale, softcap);
             } else {
                 const size_t es = ggml_type_size(vtype);
                 struct ggml_tensor * v = ggml_view_3d(ctx, vc, M, D, Hk, es * M, es * M * D, 0);
-                out = ggml_x_attn_masked(ctx, q, k, v, mask, scale, 0.0f);
+                out = ggml_x_attn_masked(ctx, q, k, v, mask, scale, softcap);
             }
             struct ggml_cgraph * gf = ggml_new_graph(ctx);
             ggml_build_forward_expand(gf, out);

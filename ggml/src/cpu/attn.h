@@ -82,11 +82,8 @@ static inline void attn_pad_cells(int32_t * idx, int64_t nv, int64_t nvp) {
 
 static inline void attn_softcap_scores(const struct attn_masked_op * a, int64_t G, float * sc, int64_t nv, int64_t nvp) {
     if (a->softcap > 0) {
-        const float c = a->softcap;
         for (int64_t j = 0; j < G; j++) {
-            for (int64_t i = 0; i < nv; i++) {
-                sc[j * nvp + i] = c * tanhf(sc[j * nvp + i] / c);
-            }
+            a->vk->softcap(nv, sc + j * nvp, sc + j * nvp, a->softcap);
         }
     }
 }

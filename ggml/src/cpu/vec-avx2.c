@@ -244,6 +244,36 @@ VX2 static void vx2_lookup_f16(int64_t n, float * y, const float * x, const ggml
     }
 }
 
+// c * tanh(x / c) (vec.h softcap): t = x * (1 / c), tanh |t| = (1 - e) / (1 + e) with
+// e = exp(-2|t|) (0 past |t| of 43.5: tanh 1; the division by 1 + e in [1, 2] as an approximate
+// reciprocal and one Newton step), the sign of t put back; a NaN t stays NaN
+VX2_INLINE __m256 vx2_softcap8(__m256 v, __m256 vc, __m256 vinv) {
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    const __m256 t = _mm256_mul_ps(v, vinv);
+    const __m256 e = vx2_exp(_mm256_mul_ps(_mm256_andnot_ps(sign, t), _mm256_set1_ps(-2.0f)));
+    const __m256 d = _mm256_add_ps(one, e);
+    const __m256 r0 = _mm256_rcp_ps(d);
+    const __m256 rd = _mm256_mul_ps(r0, _mm256_fnmadd_ps(d, r0, _mm256_set1_ps(2.0f)));
+    __m256 r = _mm256_mul_ps(_mm256_sub_ps(one, e), rd);
+    r = _mm256_or_ps(r, _mm256_and_ps(t, sign));
+    r = _mm256_blendv_ps(r, t, _mm256_cmp_ps(t, t, _CMP_UNORD_Q));
+    return _mm256_mul_ps(vc, r);
+}
+
+VX2 static void vx2_softcap(int64_t n, float * y, const float * x, float c) {
+    const __m256 vc = _mm256_set1_ps(c), vinv = _mm256_set1_ps(1.0f / c);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, vx2_softcap8(_mm256_loadu_ps(x + i), vc, vinv));
+    }
+    if (i < n) { // the tail through a padded vector
+        float tail[8] = { 0 };
+        memcpy(tail, x + i, sizeof(float) * (size_t) (n - i));
+        _mm256_storeu_ps(tail, vx2_softcap8(_mm256_loadu_ps(tail), vc, vinv));
+        memcpy(y + i, tail, sizeof(float) * (size_t) (n - i));
+    }
+}
+
 void ggml_x_vec_kernels_avx2(struct ggml_x_vec_kernels * k);
 
 void ggml_x_vec_kernels_avx2(struct ggml_x_vec_kernels * k) {
@@ -255,6 +285,7 @@ void ggml_x_vec_kernels_avx2(struct ggml_x_vec_kernels * k) {
     k->scale_mask_max = vx2_scale_mask_max;
     k->exp_sum        = vx2_exp_sum;
     k->lookup_f16     = vx2_lookup_f16;
+    k->softcap        = vx2_softcap;
 }
 
 #endif // __x86_64__

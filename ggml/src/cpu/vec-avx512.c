@@ -173,6 +173,23 @@ VX5 static void vx5_lookup_f16(int64_t n, float * y, const float * x, const ggml
     }
 }
 
+// c * tanh(x / c), 16 at a time as vx2_softcap (vec-avx2.c)
+VX5 static void vx5_softcap(int64_t n, float * y, const float * x, float c) {
+    const __m512 vc = _mm512_set1_ps(c), vinv = _mm512_set1_ps(1.0f / c);
+    const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = vx5_tail(n - i);
+        const __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv);
+        const __m512 e = vx5_exp(_mm512_mul_ps(_mm512_andnot_ps(sign, t), _mm512_set1_ps(-2.0f)));
+        const __m512 d = _mm512_add_ps(one, e);
+        const __m512 r0 = _mm512_rcp14_ps(d);
+        __m512 r = _mm512_mul_ps(_mm512_sub_ps(one, e), _mm512_mul_ps(r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(2.0f))));
+        r = _mm512_or_ps(r, _mm512_and_ps(t, sign));
+        r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), t);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(vc, r));
+    }
+}
+
 void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k);
 
 void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k) {
@@ -184,6 +201,7 @@ void ggml_x_vec_kernels_avx512(struct ggml_x_vec_kernels * k) {
     k->scale_mask_max = vx5_scale_mask_max;
     k->exp_sum        = vx5_exp_sum;
     k->lookup_f16     = vx5_lookup_f16;
+    k->softcap        = vx5_softcap;
 }
 
 #endif // __x86_64__

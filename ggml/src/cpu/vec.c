@@ -150,6 +150,12 @@ static void vec_lookup_f16_scalar(int64_t n, float * y, const float * x, const g
     }
 }
 
+static void vec_softcap_scalar(int64_t n, float * y, const float * x, float c) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = c * tanhf(x[i] / c);
+    }
+}
+
 static void vec_kernels_scalar(struct ggml_x_vec_kernels * k) {
     k->unary          = vec_unary_scalar;
     k->sum_sq         = vec_sum_sq_scalar;
@@ -159,6 +165,7 @@ static void vec_kernels_scalar(struct ggml_x_vec_kernels * k) {
     k->scale_mask_max = vec_scale_mask_max_scalar;
     k->exp_sum        = vec_exp_sum_scalar;
     k->lookup_f16     = vec_lookup_f16_scalar;
+    k->softcap        = vec_softcap_scalar;
 }
 
 bool ggml_x_vec_kernels_for_level(enum ggml_x_cpu_level level, struct ggml_x_vec_kernels * k) {

@@ -50,6 +50,10 @@ struct ggml_x_vec_kernels {
     // NaN lo or hi: never): the fp16 tables of gelu and gelu_quick. table: 65536 values and at
     // least one more of padding (the SIMD kernels read 4 bytes at every entry); y may equal x
     void (*lookup_f16)(int64_t n, float * y, const float * x, const ggml_fp16_t * table, float lo, float hi);
+    // y[i] = c * tanh(x[i] / c), the soft-capping of attention scores (c > 0); the SIMD kernels
+    // take tanh from exp as (1 - e) / (1 + e) with e = exp(-2|t|), t = x * (1 / c): within 3
+    // float ulps of c absolutely (not relatively near 0), NaN kept; y may equal x
+    void (*softcap)(int64_t n, float * y, const float * x, float c);
 };
 
 // kernels of `level` into *k (the scalar ones for a level this machine lacks: returns false)
