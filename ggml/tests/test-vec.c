@@ -466,7 +466,7 @@ static void test_vec_lookup_f16(void) {
 // of 1), the sign and NaN kept, +-inf to +-c; several caps, every tail length, in place
 static void test_vec_softcap(void) {
     static const float caps[] = { 50.0f, 30.0f, 1.0f, 0.25f };
-    static float x[MAXN], y[MAXN];
+    static float x[MAXN + 1], y[MAXN + 1]; // + 1: the guard after n
     int checked = 0;
     for (size_t li = 0; li <= sizeof(k_levels) / sizeof(k_levels[0]); li++) {
         struct ggml_x_vec_kernels k;
