@@ -9,12 +9,13 @@
 // gelu and gelu_quick give what ggml's CPU backend gives, bit for bit: the function's value at
 // the input rounded to fp16, itself rounded to fp16 (a 65,536-entry table of each, built once),
 // and for gelu, 0 below -10 and x itself above 10. The tables are looked up by vec.h's
-// lookup_f16, 16 (AVX-512) or 8 (AVX2) values per gather: 64 rows of 5632, one thread, 3.7 ns per
-// element before (one scalar conversion and load each) -> 0.51 (AVX2 level: 1.04). In a graph that computes gradients (the node
-// or its input has a grad) they are the smooth functions instead, whose derivatives the backward
-// pass uses (a step function's finite differences would not match them): the row kernels of
-// vec.h, as silu always is (in the scalar kernels evaluated in double precision and rounded once,
-// in the SIMD ones with a float exp: within the conformance threshold of the reference's).
+// lookup_f16, 16 (AVX-512) or 8 (AVX2) values per gather: 64 rows of 5632, one thread, 3.7 ns
+// per element before (one scalar conversion and load each) -> 0.51 (AVX2 level: 1.04). In a
+// graph that computes gradients (the node or its input has a grad) they are the smooth functions
+// instead, whose derivatives the backward pass uses (a step function's finite differences would
+// not match them): the row kernels of vec.h, as silu always is (in the scalar kernels evaluated
+// in double precision and rounded once, in the SIMD ones with a float exp: within the
+// conformance threshold of the reference's).
 
 #include "../ggml-impl.h"
 #include "rowconv.h"

@@ -219,28 +219,29 @@ VX2 static double vx2_exp_sum(int64_t n, float * w, float max) {
     return s;
 }
 
-// the fp16 table lookup of vec.h: 8 values rounded to fp16 (vcvtps2ph, nearest even: the scalar
-// conversion's rounding, NaN included), 8 entries gathered (4 bytes each, the entry in the low
-// half), packed and widened back to float
+// the fp16 table lookup of vec.h for 8 values: rounded to fp16 (vcvtps2ph, nearest even: the
+// scalar conversion's rounding, NaN included), 8 entries gathered (4 bytes each, the entry in the
+// low half), packed and widened back to float
+VX2_INLINE __m256 vx2_lookup8(__m256 v, const ggml_fp16_t * table, __m256 vlo, __m256 vhi) {
+    const __m256i idx = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m256i g = _mm256_and_si256(_mm256_i32gather_epi32((const int *) table, idx, 2), _mm256_set1_epi32(0xffff));
+    const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(g, g), 0x08); // lanes 0..7 in the low half
+    __m256 r = _mm256_cvtph_ps(_mm256_castsi256_si128(p));
+    r = _mm256_andnot_ps(_mm256_cmp_ps(v, vlo, _CMP_LE_OQ), r);
+    return _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, vhi, _CMP_GE_OQ));
+}
+
 VX2 static void vx2_lookup_f16(int64_t n, float * y, const float * x, const ggml_fp16_t * table, float lo, float hi) {
     const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-    const __m256i low16 = _mm256_set1_epi32(0xffff);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
-        const __m256i idx = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        const __m256i g = _mm256_and_si256(_mm256_i32gather_epi32((const int *) table, idx, 2), low16);
-        const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(g, g), 0x08); // lanes 0..7 in the low half
-        __m256 r = _mm256_cvtph_ps(_mm256_castsi256_si128(p));
-        r = _mm256_andnot_ps(_mm256_cmp_ps(v, vlo, _CMP_LE_OQ), r);
-        r = _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, vhi, _CMP_GE_OQ));
-        _mm256_storeu_ps(y + i, r);
+        _mm256_storeu_ps(y + i, vx2_lookup8(_mm256_loadu_ps(x + i), table, vlo, vhi));
     }
-    for (; i < n; i++) {
-        const float v = x[i];
-        const __m128i h = _mm_cvtps_ph(_mm_set_ss(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        const uint16_t bits = (uint16_t) _mm_extract_epi16(h, 0);
-        y[i] = v <= lo ? 0.0f : v >= hi ? v : _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(((const uint16_t *) table)[bits])));
+    if (i < n) { // the tail through a padded vector
+        float tail[8] = { 0 };
+        memcpy(tail, x + i, sizeof(float) * (size_t) (n - i));
+        _mm256_storeu_ps(tail, vx2_lookup8(_mm256_loadu_ps(tail), table, vlo, vhi));
+        memcpy(y + i, tail, sizeof(float) * (size_t) (n - i));
     }
 }
 
