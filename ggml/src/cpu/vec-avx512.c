@@ -183,7 +183,8 @@ VX5 static void vx5_softcap(int64_t n, float * y, const float * x, float c) {
         const __m512 e = vx5_exp(_mm512_mul_ps(_mm512_andnot_ps(sign, t), _mm512_set1_ps(-2.0f)));
         const __m512 d = _mm512_add_ps(one, e);
         const __m512 r0 = _mm512_rcp14_ps(d);
-        __m512 r = _mm512_mul_ps(_mm512_sub_ps(one, e), _mm512_mul_ps(r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(2.0f))));
+        const __m512 rd = _mm512_mul_ps(r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(2.0f))); // 1 / d
+        __m512 r = _mm512_mul_ps(_mm512_sub_ps(one, e), rd);
         r = _mm512_or_ps(r, _mm512_and_ps(t, sign));
         r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), t);
         _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(vc, r));
